@@ -1,0 +1,60 @@
+"""Alembic environment: the database comes from the same ini file that pserve reads.
+
+``sitemap-server migrate`` is the usual entry point; ``alembic -c development.ini upgrade
+heads`` works too. Plugins add their own version directories (see sitemap_server.migrations).
+"""
+
+from alembic import context
+from pyramid.paster import get_appsettings, setup_logging
+
+from sitemap_server.models import get_engine, metadata
+from sitemap_server.models.meta import UTCDateTime
+from sitemap_server.settings import normalize
+
+config = context.config
+connection = config.attributes.get("connection")
+
+
+def render_item(type_, obj, autogen_context):
+    """Migrations stand alone: our column types are rendered as plain SQLAlchemy types."""
+    if type_ == "type" and isinstance(obj, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
+
+
+def run_migrations_offline() -> None:
+    settings = normalize(get_appsettings(config.config_file_name))
+    context.configure(url=settings["sqlalchemy.url"], target_metadata=metadata)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations(connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=metadata,
+        render_item=render_item,
+        # SQLite cannot ALTER most things; batch mode recreates the table instead.
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    if connection is not None:
+        run_migrations(connection)
+        return
+    if config.attributes.get("configure_logging", True):
+        setup_logging(config.config_file_name)
+    settings = normalize(get_appsettings(config.config_file_name))
+    engine = get_engine(settings)
+    with engine.connect() as conn:
+        run_migrations(conn)
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

@@ -1,0 +1,85 @@
+"""The admin REST API (S-701 … S-704) under ``/api/``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyramid.config import Configurator
+from pyramid.request import Request
+from pyramid.response import Response
+
+from .auth import BearerTokenSecurityPolicy
+from .openapi import OPENAPI, OpenAPI
+from .problems import problem
+from .schema import build_spec, import_line_validator
+
+# route name -> (pattern, methods); the patterns are the paths of openapi.yaml.
+ROUTES: dict[str, tuple[str, set[str]]] = {
+    "api.posts": ("/api/posts", {"GET", "POST"}),
+    "api.post": ("/api/posts/{id}", {"GET", "PATCH", "DELETE"}),
+    "api.post_types": ("/api/post-types", {"GET", "POST"}),
+    "api.post_type": ("/api/post-types/{name}", {"GET", "PATCH", "DELETE"}),
+    "api.taxonomies": ("/api/taxonomies", {"GET", "POST"}),
+    "api.taxonomy": ("/api/taxonomies/{name}", {"GET", "PATCH", "DELETE"}),
+    "api.authors": ("/api/authors", {"GET", "POST"}),
+    "api.author": ("/api/authors/{id}", {"GET", "PATCH", "DELETE"}),
+    "api.terms": ("/api/terms", {"GET", "POST"}),
+    "api.term": ("/api/terms/{id}", {"GET", "PATCH", "DELETE"}),
+    "api.settings": ("/api/settings", {"GET", "PATCH"}),
+    "api.import": ("/api/import", {"POST"}),
+}
+
+
+def body_limit_tween_factory(handler: Callable[[Request], Response], registry: Any) -> Any:
+    """413 before the body is read, so an oversized request costs nothing."""
+    settings = registry.settings
+    default_limit = settings["sitemap_server.api.max_body_bytes"]
+    import_limit = settings["sitemap_server.api.max_import_bytes"]
+
+    def body_limit_tween(request: Request) -> Response:
+        if request.path_info.startswith("/api/") and request.content_length:
+            limit = import_limit if request.path_info == "/api/import" else default_limit
+            if request.content_length > limit:
+                return problem(413, f"the body is larger than {limit} bytes")
+        return handler(request)
+
+    return body_limit_tween
+
+
+def response_validation_tween_factory(
+    handler: Callable[[Request], Response], registry: Any
+) -> Any:
+    """Tests turn this on: every API response must match the OpenAPI document."""
+
+    def response_validation_tween(request: Request) -> Response:
+        response = handler(request)
+        if request.matched_route is not None and request.matched_route.name in ROUTES:
+            problems = registry[OPENAPI].response_problems(request, response)
+            if problems:
+                raise AssertionError(f"{request.method} {request.path}: {problems}")
+        return response
+
+    return response_validation_tween
+
+
+def includeme(config: Configurator) -> None:
+    settings = config.get_settings()
+    config.set_security_policy(BearerTokenSecurityPolicy())
+    config.include(".openapi")  # the openapi=True view option
+    config.include(".problems")  # errors as application/problem+json
+
+    openapi = OpenAPI(build_spec())
+    config.registry[OPENAPI] = openapi
+    config.registry["sitemap_server.import_validator"] = import_line_validator(openapi.spec)
+    config.registry["sitemap_server.api_methods"] = {
+        name: methods for name, (_pattern, methods) in ROUTES.items()
+    }
+    for name, (pattern, _methods) in ROUTES.items():
+        config.add_route(name, pattern)
+    config.add_route("api.openapi", "/api/openapi.json")
+    config.add_route("api.docs", "/api/docs")
+
+    config.add_tween("sitemap_server.api.body_limit_tween_factory")
+    if settings["sitemap_server.api.validate_responses"]:
+        config.add_tween("sitemap_server.api.response_validation_tween_factory")

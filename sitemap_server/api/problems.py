@@ -1,0 +1,95 @@
+"""Every admin API error as RFC 9457 problem details (``application/problem+json``)."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from pyramid.config import Configurator
+from pyramid.exceptions import PredicateMismatch
+from pyramid.httpexceptions import HTTPException
+from pyramid.request import Request
+from pyramid.response import Response
+
+from ..services.errors import FieldProblem, ServiceError
+from .openapi import RequestInvalid
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def problem(
+    status: int,
+    detail: str | None = None,
+    errors: list[FieldProblem] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+    }
+    if detail:
+        body["detail"] = detail
+    if errors:
+        body["errors"] = [e.as_dict() for e in errors]
+    response = Response(status=status, json_body=body, content_type=PROBLEM_JSON, charset="utf-8")
+    if headers:
+        response.headers.update(headers)
+    return response
+
+
+def service_error_view(exc: ServiceError, request: Request) -> Response:
+    return problem(exc.status, exc.detail, exc.errors)
+
+
+def request_invalid_view(exc: RequestInvalid, request: Request) -> Response:
+    return problem(exc.status, exc.detail, exc.errors)
+
+
+def not_allowed_view(exc: PredicateMismatch, request: Request) -> Response:
+    # A route matched but no view took this method: 405, not Pyramid's default 404.
+    allowed = sorted(request.registry.get("sitemap_server.api_methods", {}).get(
+        request.matched_route.name if request.matched_route else "", set()
+    ))
+    if not allowed:
+        return problem(404, f"{request.path} does not exist")
+    return problem(
+        405,
+        f"{request.method} is not allowed on {request.path}; use {', '.join(allowed)}",
+        headers={"Allow": ", ".join(allowed)},
+    )
+
+
+def http_exception_view(exc: HTTPException, request: Request) -> Response:
+    if exc.code is not None and exc.code < 400:
+        return exc
+    detail = exc.detail if isinstance(exc.detail, str) else None
+    if exc.code == 404:
+        detail = f"{request.path} does not exist"
+    return problem(exc.code or 500, detail)
+
+
+def unexpected_error_view(exc: Exception, request: Request) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.path)
+    return problem(500, "an unexpected error happened; it has been logged")
+
+
+def forbidden_view(exc: HTTPException, request: Request) -> Response:
+    # Every endpoint needs the same permission, so "forbidden" always means "not signed in".
+    if request.authorization is None:
+        detail, challenge = "send a bearer token: Authorization: Bearer <token>", "Bearer"
+    else:
+        detail, challenge = "the token is wrong or revoked", 'Bearer error="invalid_token"'
+    return problem(401, detail, headers={"WWW-Authenticate": challenge})
+
+
+def includeme(config: Configurator) -> None:
+    config.add_exception_view(service_error_view, context=ServiceError)
+    config.add_exception_view(request_invalid_view, context=RequestInvalid)
+    config.add_forbidden_view(forbidden_view, path_info=r"^/api/")
+    config.add_exception_view(not_allowed_view, context=PredicateMismatch, path_info=r"^/api/")
+    config.add_exception_view(http_exception_view, context=HTTPException, path_info=r"^/api/")
+    config.add_exception_view(unexpected_error_view, context=Exception, path_info=r"^/api/")

@@ -1,0 +1,1 @@
+"""Content rules shared by the API and (later) the sitemaps: permalinks, URL checks."""

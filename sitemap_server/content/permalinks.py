@@ -1,0 +1,82 @@
+"""Permalinks (SPEC S-103, S-104, S-105): the one place that turns content into URLs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from urllib.parse import quote
+
+PATTERN_FIELDS = ("slug", "path", "id", "year", "month", "day", "type")
+_FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why a post type's permalink pattern is unusable, or None."""
+    if not pattern.startswith("/"):
+        return "must start with /"
+    fields = _FIELD.findall(pattern)
+    unknown = sorted(set(fields) - set(PATTERN_FIELDS))
+    if unknown:
+        return f"unknown field {{{unknown[0]}}}; use {', '.join('{%s}' % f for f in PATTERN_FIELDS)}"
+    if not {"slug", "path", "id"} & set(fields):
+        return "must contain {slug}, {path} or {id} so that every post gets its own URL"
+    if "?" in pattern or "#" in pattern:
+        return "must not contain a query string or fragment"
+    return None
+
+
+def post_path(
+    pattern: str,
+    *,
+    post_id: int,
+    slug: str,
+    post_type: str,
+    date: datetime | None,
+    ancestors: Sequence[str] = (),
+    explicit_path: str | None = None,
+) -> str:
+    """The site-relative path of a post.
+
+    ``ancestors`` are the slugs of the post's parents, outermost first (pages). ``date`` is
+    the publication time (UTC; drafts without one use the ``{year}`` of their last change).
+    An explicit path stored on the post wins over the pattern.
+    """
+    if explicit_path:
+        return quote(explicit_path, safe="/%:@!$&'()*+,;=-._~")
+    values = {
+        "slug": slug,
+        "path": "/".join([*ancestors, slug]),
+        "id": str(post_id),
+        "type": post_type,
+        "year": f"{date.year:04d}" if date else "",
+        "month": f"{date.month:02d}" if date else "",
+        "day": f"{date.day:02d}" if date else "",
+    }
+    return _FIELD.sub(lambda m: values[m.group(1)], pattern)
+
+
+def absolute(site_url: str, path: str) -> str:
+    """``path`` (starting with "/") on the site, keeping the site's own path prefix."""
+    return site_url.rstrip("/") + path
+
+
+def part_url(permalink: str, part: int) -> str:
+    """Part ``part`` ≥ 2 of a multi-part post (S-103): ``{permalink}{n}/``."""
+    base = permalink if permalink.endswith("/") else permalink + "/"
+    return f"{base}{part}/"
+
+
+def author_path(slug: str) -> str:
+    return f"/author/{slug}/"
+
+
+def term_path(archive_base: str, slugs: Sequence[str]) -> str:
+    """A term archive: ``/{base}/{parent}/{child}/`` for hierarchical taxonomies."""
+    base = archive_base.strip("/")
+    prefix = f"/{base}" if base else ""
+    return f"{prefix}/{'/'.join(slugs)}/"
+
+
+def home_path() -> str:
+    return "/"

@@ -1,0 +1,103 @@
+"""Database engine, sessions and ``request.dbsession`` (the Pyramid starter project's shape).
+
+Views never commit: ``pyramid_tm`` commits the request's transaction when the view returns a
+2xx/3xx response and aborts it otherwise, so a rejected request changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import zope.sqlalchemy
+from pyramid.config import Configurator
+from pyramid.request import Request
+from sqlalchemy import engine_from_config, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, configure_mappers, sessionmaker
+
+from .auth import ApiToken
+from .content import Author, Post, PostStatus, PostType, Robots, Taxonomy, Term, post_terms
+from .meta import Base, metadata
+from .site import SiteSettings
+
+__all__ = [
+    "ApiToken",
+    "Author",
+    "Base",
+    "Post",
+    "PostStatus",
+    "PostType",
+    "Robots",
+    "SiteSettings",
+    "Taxonomy",
+    "Term",
+    "get_engine",
+    "get_session_factory",
+    "get_tm_session",
+    "metadata",
+    "post_terms",
+]
+
+configure_mappers()
+
+
+def get_engine(settings: dict[str, Any], prefix: str = "sqlalchemy.") -> Engine:
+    engine = engine_from_config(
+        settings, prefix, echo=settings.get("sitemap_server.sql_echo", False)
+    )
+    if engine.dialect.name == "sqlite":
+        busy_ms = int(settings.get("sitemap_server.sqlite.busy_timeout_ms", 5000))
+        _configure_sqlite(engine, busy_ms)
+    return engine
+
+
+def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        # WAL lets readers (crawlers) run while a writer (the admin API) commits.
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
+        # Durable at checkpoints, and much faster than FULL; the usual choice with WAL.
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+
+def get_session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine)
+
+
+def get_tm_session(
+    session_factory: sessionmaker[Session], transaction_manager: Any, request: Request | None = None
+) -> Session:
+    """A session joined to ``transaction_manager``: committed or aborted with it."""
+    dbsession = session_factory(info={"request": request})
+    zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
+    return dbsession
+
+
+def includeme(config: Configurator) -> None:
+    """Adds ``request.dbsession`` and ``request.tm`` (pyramid_tm) to every request."""
+    settings = config.get_settings()
+    settings["tm.manager_hook"] = "pyramid_tm.explicit_manager"
+    # Abort on any 4xx/5xx response, not only on an exception: a rejected request is
+    # rolled back even when an exception view turned the error into a response.
+    settings.setdefault("tm.commit_veto", "pyramid_tm.default_commit_veto")
+    config.include("pyramid_tm")
+
+    engine = get_engine(settings)
+    session_factory = get_session_factory(engine)
+    config.registry["dbsession_factory"] = session_factory
+    config.registry["dbengine"] = engine
+
+    def dbsession(request: Request) -> Session:
+        # Tests may hand in their own session through the environ.
+        session = request.environ.get("app.dbsession")
+        if session is None:
+            session = get_tm_session(session_factory, request.tm, request=request)
+        return session
+
+    config.add_request_method(dbsession, reify=True)
+
+

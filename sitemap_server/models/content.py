@@ -1,0 +1,142 @@
+"""The content model (SPEC S-101 … S-105): post types, posts, authors, taxonomies, terms."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from .meta import Base, UTCDateTime, metadata
+
+# Protocol limit: sitemaps.org and every crawler reject URLs of 2,048 characters or more.
+MAX_URL_LENGTH = 2047
+MAX_SLUG_LENGTH = 200
+MAX_TITLE_LENGTH = 1000
+
+
+class PostStatus(enum.StrEnum):
+    PUBLISH = "publish"
+    DRAFT = "draft"
+    PENDING = "pending"
+    PRIVATE = "private"
+    FUTURE = "future"
+    TRASH = "trash"
+
+
+class Robots(enum.StrEnum):
+    """A post's own robots setting; ``default`` defers to its post type."""
+
+    DEFAULT = "default"
+    NOINDEX = "noindex"
+    INDEX = "index"
+
+
+def _in(column: str, values: type[enum.StrEnum]) -> str:
+    return f"{column} IN ({', '.join(repr(v.value) for v in values)})"
+
+
+class PostType(Base):
+    __tablename__ = "post_types"
+
+    name: Mapped[str] = mapped_column(String(20), primary_key=True)
+    label: Mapped[str] = mapped_column(String(200))
+    public: Mapped[bool] = mapped_column(Boolean, default=True)
+    noindex: Mapped[bool] = mapped_column(Boolean, default=False)
+    hierarchical: Mapped[bool] = mapped_column(Boolean, default=False)
+    archive_path: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))
+    permalink_pattern: Mapped[str] = mapped_column(String(255))
+    builtin: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Author(Base):
+    __tablename__ = "authors"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(MAX_SLUG_LENGTH), unique=True)
+    name: Mapped[str] = mapped_column(String(255))
+    noindex: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+post_terms = Table(
+    "post_terms",
+    metadata,
+    Column("post_id", ForeignKey("posts.id", ondelete="CASCADE"), primary_key=True),
+    Column("term_id", ForeignKey("terms.id", ondelete="CASCADE"), primary_key=True),
+    # The primary key serves "terms of a post"; this serves "posts of a term".
+    Index("ix_post_terms_term_id_post_id", "term_id", "post_id"),
+)
+
+
+class Post(Base):
+    __tablename__ = "posts"
+    __table_args__ = (
+        UniqueConstraint("type", "slug", name="uq_posts_type_slug"),
+        # Sitemaps list one type's published posts in id order: this index answers them.
+        Index("ix_posts_type_status_id", "type", "status", "id"),
+        CheckConstraint(_in("status", PostStatus), name="status"),
+        CheckConstraint(_in("robots", Robots), name="robots"),
+        CheckConstraint("parts >= 1", name="parts"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    type: Mapped[str] = mapped_column(ForeignKey("post_types.name"))
+    title: Mapped[str] = mapped_column(String(MAX_TITLE_LENGTH), default="")
+    slug: Mapped[str] = mapped_column(String(MAX_SLUG_LENGTH))
+    status: Mapped[str] = mapped_column(String(16), default=PostStatus.DRAFT)
+    password: Mapped[str | None] = mapped_column(String(255))
+    author_id: Mapped[int | None] = mapped_column(ForeignKey("authors.id"), index=True)
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id"), index=True)
+    content: Mapped[str] = mapped_column(Text, default="")
+    featured_image: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))
+    images: Mapped[list[str]] = mapped_column(JSON, default=list)
+    published_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    modified_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    robots: Mapped[str] = mapped_column(String(8), default=Robots.DEFAULT)
+    canonical: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))
+    exclude_from_sitemap: Mapped[bool] = mapped_column(Boolean, default=False)
+    parts: Mapped[int] = mapped_column(Integer, default=1)
+    path: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))
+
+    terms: Mapped[list[Term]] = relationship(
+        secondary=post_terms, order_by="Term.id", lazy="selectin"
+    )
+
+
+class Taxonomy(Base):
+    __tablename__ = "taxonomies"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    label: Mapped[str] = mapped_column(String(200))
+    public: Mapped[bool] = mapped_column(Boolean, default=True)
+    noindex: Mapped[bool] = mapped_column(Boolean, default=False)
+    hierarchical: Mapped[bool] = mapped_column(Boolean, default=False)
+    archive_base: Mapped[str] = mapped_column(String(200))
+    builtin: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Term(Base):
+    __tablename__ = "terms"
+    __table_args__ = (UniqueConstraint("taxonomy", "slug", name="uq_terms_taxonomy_slug"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    taxonomy: Mapped[str] = mapped_column(ForeignKey("taxonomies.name"))
+    slug: Mapped[str] = mapped_column(String(MAX_SLUG_LENGTH))
+    name: Mapped[str] = mapped_column(String(255))
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("terms.id"), index=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    noindex: Mapped[bool] = mapped_column(Boolean, default=False)
+    canonical: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))

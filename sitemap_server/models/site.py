@@ -1,0 +1,41 @@
+"""Site settings (SPEC S-106): one row, edited through ``/api/settings``."""
+
+from __future__ import annotations
+
+from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .content import MAX_URL_LENGTH
+from .meta import Base
+
+DEFAULT_ENTRIES_PER_PAGE = 1000
+# Protocol limit: a sitemap file holds at most 50,000 URLs.
+MAX_ENTRIES_PER_PAGE = 50_000
+
+
+class SiteSettings(Base):
+    __tablename__ = "site_settings"
+    __table_args__ = (
+        CheckConstraint("id = 1", name="single_row"),
+        CheckConstraint(
+            f"entries_per_page BETWEEN 1 AND {MAX_ENTRIES_PER_PAGE}", name="entries_per_page"
+        ),
+        CheckConstraint("front_page IN ('posts', 'page')", name="front_page"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, default=1)
+    # None: use the ini setting sitemap_server.site_url.
+    site_url: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))
+    title: Mapped[str] = mapped_column(String(255), default="")
+    language: Mapped[str] = mapped_column(String(35), default="en")
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+    entries_per_page: Mapped[int] = mapped_column(Integer, default=DEFAULT_ENTRIES_PER_PAGE)
+    front_page: Mapped[str] = mapped_column(String(8), default="posts")
+    front_page_id: Mapped[int | None] = mapped_column(
+        ForeignKey("posts.id", ondelete="SET NULL")
+    )
+    posts_page_id: Mapped[int | None] = mapped_column(
+        ForeignKey("posts.id", ondelete="SET NULL")
+    )
+    allowed_image_hosts: Mapped[list[str]] = mapped_column(JSON, default=list)

@@ -1,0 +1,47 @@
+"""Authors (S-104)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ..models import Author, Post
+from .common import apply, ensure_free, flush, get_or_404
+from .errors import Conflict
+from .ids import use_explicit_id
+
+FIELDS = ("slug", "name", "noindex")
+
+
+def get_author(session: Session, author_id: int) -> Author:
+    return get_or_404(session, Author, author_id, "author")
+
+
+def create_author(session: Session, data: dict[str, Any]) -> Author:
+    ensure_free(session, Author.slug, data["slug"], "slug")
+    author = Author(noindex=False)
+    use_explicit_id(session, Author, author, data)
+    apply(author, data, FIELDS)
+    session.add(author)
+    flush(session, "author")
+    return author
+
+
+def update_author(session: Session, author: Author, data: dict[str, Any]) -> Author:
+    if "slug" in data and data["slug"] != author.slug:
+        ensure_free(session, Author.slug, data["slug"], "slug")
+    apply(author, data, FIELDS)
+    flush(session, "author")
+    return author
+
+
+def delete_author(session: Session, author: Author) -> None:
+    count = session.scalar(select(func.count()).where(Post.author_id == author.id))
+    if count:
+        raise Conflict(
+            f"author {author.id} still has {count} posts; give them another author first"
+        )
+    session.delete(author)
+    flush(session, "author")

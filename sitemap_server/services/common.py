@@ -1,0 +1,68 @@
+"""Small helpers the service modules share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from .errors import Conflict, Invalid, NotFound
+from .ids import sync_sequences
+
+T = TypeVar("T")
+
+
+def get_or_404(session: Session, model: type[T], key: Any, what: str) -> T:
+    obj = session.get(model, key)
+    if obj is None:
+        raise NotFound(f"{what} {key!r} does not exist")
+    return obj
+
+
+def require_reference(session: Session, model: type[T], key: Any, field: str, what: str) -> T:
+    """The object a field refers to, or a 422 naming the field."""
+    obj = session.get(model, key)
+    if obj is None:
+        raise Invalid.field(field, f"unknown {what} {key!r}")
+    return obj
+
+
+def ensure_free(session: Session, column: Any, value: Any, field: str, *where: Any) -> None:
+    """409 if another row already has ``value`` in ``column`` (within ``where``)."""
+    taken = session.scalar(select(column).where(column == value, *where).limit(1))
+    if taken is not None:
+        raise Conflict.field(field, f"{value!r} is already taken")
+
+
+def apply(obj: object, data: Mapping[str, Any], fields: Iterable[str]) -> None:
+    for name in fields:
+        if name in data:
+            setattr(obj, name, data[name])
+
+
+def parse_datetime(value: str | datetime | None, field: str) -> datetime | None:
+    """An aware UTC datetime from RFC 3339 text; naive or malformed times are refused."""
+    if value is None or isinstance(value, datetime):
+        if isinstance(value, datetime) and value.tzinfo is None:
+            raise Invalid.field(field, "needs a UTC offset")
+        return value.astimezone(UTC) if value else None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise Invalid.field(field, f"{value!r} is not an RFC 3339 date-time") from None
+    if parsed.tzinfo is None:
+        raise Invalid.field(field, f"{value!r} has no UTC offset (add Z or +00:00)")
+    return parsed.astimezone(UTC)
+
+
+def flush(session: Session, what: str) -> None:
+    """Flush now so that a unique-constraint race surfaces as a 409, not a 500."""
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise Conflict(f"{what} conflicts with stored data: {exc.orig}") from exc
+    sync_sequences(session)

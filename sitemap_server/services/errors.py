@@ -1,0 +1,60 @@
+"""Errors the services raise; the API turns them into RFC 9457 problem details."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    field: str | None
+    message: str
+    line: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"message": self.message}
+        if self.field is not None:
+            out["field"] = self.field
+        if self.line is not None:
+            out["line"] = self.line
+        return out
+
+
+class ServiceError(Exception):
+    status = 400
+    title = "Bad Request"
+
+    def __init__(self, detail: str, errors: list[FieldProblem] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = errors or []
+
+    @classmethod
+    def field(cls, field: str, message: str) -> ServiceError:
+        return cls(f"{field}: {message}", [FieldProblem(field, message)])
+
+    def at_line(self, line: int) -> ServiceError:
+        """The same error, located on line ``line`` of an import."""
+        errors = [FieldProblem(e.field, e.message, line) for e in self.errors] or [
+            FieldProblem(None, self.detail, line)
+        ]
+        return type(self)(f"line {line}: {self.detail}", errors)
+
+
+class Invalid(ServiceError):
+    """Well-formed input that breaks a rule (unknown reference, cycle, bad pattern)."""
+
+    status = 422
+    title = "Unprocessable Content"
+
+
+class NotFound(ServiceError):
+    status = 404
+    title = "Not Found"
+
+
+class Conflict(ServiceError):
+    """The input collides with what is stored (duplicate slug or name, object in use)."""
+
+    status = 409
+    title = "Conflict"

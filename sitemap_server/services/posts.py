@@ -1,0 +1,288 @@
+"""Posts of every type (S-102).
+
+``prepare_post`` holds every rule about what a post may look like; ``create_post`` (the API,
+``seed-demo``) and the bulk importer (which inserts prepared rows in batches) both use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from ..content.slugs import slugify, unique_slug
+from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
+from ..models.meta import utcnow
+from .common import apply, flush, get_or_404, parse_datetime
+from .errors import Conflict, FieldProblem, Invalid
+from .ids import use_explicit_id
+
+FIELDS = (
+    "title",
+    "status",
+    "password",
+    "content",
+    "featured_image",
+    "images",
+    "robots",
+    "canonical",
+    "exclude_from_sitemap",
+    "parts",
+    "path",
+)
+# Statuses whose posts have a publication date even when the client leaves it out.
+DATED_STATUSES = {PostStatus.PUBLISH, PostStatus.FUTURE, PostStatus.PRIVATE}
+
+
+class Lookups:
+    """Reference checks for one transaction, cached so an import does not repeat them.
+
+    Everything is answered from the database on first use; ``remember_*`` records what the
+    current transaction created, so later lines of an import can refer to it.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._types: dict[str, PostType | None] = {}
+        self._authors: set[int] = set()
+        self._terms: set[int] = set()
+        self._post_types: dict[int, str] = {}  # post id -> its type
+        self._slugs: dict[str, set[str]] = {}  # type -> slugs known to be taken
+        self._free_slugs: dict[str, set[str]] = {}  # type -> slugs known to be free
+
+    def post_type(self, name: str) -> PostType | None:
+        if name not in self._types:
+            self._types[name] = self.session.get(PostType, name)
+        return self._types[name]
+
+    def author_exists(self, author_id: int) -> bool:
+        if author_id not in self._authors and self.session.get(Author, author_id) is not None:
+            self._authors.add(author_id)
+        return author_id in self._authors
+
+    def missing_terms(self, term_ids: Iterable[int]) -> list[int]:
+        unknown = [t for t in term_ids if t not in self._terms]
+        if unknown:
+            found = self.session.scalars(select(Term.id).where(Term.id.in_(unknown)))
+            self._terms.update(found)
+        return [t for t in unknown if t not in self._terms]
+
+    def type_of_post(self, post_id: int) -> str | None:
+        if post_id not in self._post_types:
+            found = self.session.scalar(select(Post.type).where(Post.id == post_id))
+            if found is None:
+                return None
+            self._post_types[post_id] = found
+        return self._post_types[post_id]
+
+    def slug_taken(self, post_type: str, slug: str) -> bool:
+        if slug in self._slugs.setdefault(post_type, set()):
+            return True
+        if slug in self._free_slugs.get(post_type, ()):
+            return False
+        found = self.session.scalar(
+            select(Post.id).where(Post.type == post_type, Post.slug == slug).limit(1)
+        )
+        if found is not None:
+            self._slugs[post_type].add(slug)
+        return found is not None
+
+    def prefetch_slugs(self, post_type: str, slugs: Iterable[str]) -> None:
+        """Learn in one query which of ``slugs`` are taken (the importer, per batch)."""
+        wanted = set(slugs) - self._slugs.setdefault(post_type, set())
+        if not wanted:
+            return
+        taken = set(
+            self.session.scalars(
+                select(Post.slug).where(Post.type == post_type, Post.slug.in_(wanted))
+            )
+        )
+        self._slugs[post_type] |= taken
+        self._free_slugs.setdefault(post_type, set()).update(wanted - taken)
+
+    def remember_author(self, author_id: int) -> None:
+        self._authors.add(author_id)
+
+    def remember_term(self, term_id: int) -> None:
+        self._terms.add(term_id)
+
+    def remember_post(self, post_type: str, slug: str, post_id: int | None) -> None:
+        self._slugs.setdefault(post_type, set()).add(slug)
+        self._free_slugs.get(post_type, set()).discard(slug)
+        if post_id is not None:
+            self._post_types[post_id] = post_type
+
+
+def _check_parent(
+    lookups: Lookups, post_type: PostType, parent_id: int | None, post_id: int | None
+) -> None:
+    if parent_id is None:
+        return
+    if not post_type.hierarchical:
+        raise Invalid.field("parent", f"post type {post_type.name!r} is not hierarchical")
+    parent_type = lookups.type_of_post(parent_id)
+    if parent_type is None:
+        raise Invalid.field("parent", f"unknown post {parent_id}")
+    if parent_type != post_type.name:
+        raise Invalid.field("parent", f"post {parent_id} is a {parent_type!r}, not a {post_type.name!r}")
+    if post_id is None:
+        return
+    # An existing post: its new parent must not be the post itself or one of its descendants.
+    node: int | None = parent_id
+    seen: set[int] = set()
+    while node is not None and node not in seen:
+        if node == post_id:
+            raise Invalid.field("parent", "a post cannot be its own ancestor")
+        seen.add(node)
+        node = lookups.session.scalar(select(Post.parent_id).where(Post.id == node))
+
+
+def _check_references(lookups: Lookups, data: dict[str, Any]) -> None:
+    if data.get("author") is not None and not lookups.author_exists(data["author"]):
+        raise Invalid.field("author", f"unknown author {data['author']}")
+    if data.get("terms"):
+        missing = lookups.missing_terms(data["terms"])
+        if missing:
+            problems = [
+                FieldProblem(f"terms/{i}", f"unknown term {t}")
+                for i, t in enumerate(data["terms"])
+                if t in missing
+            ]
+            raise Invalid(f"unknown terms {missing}", problems)
+
+
+def base_slug(data: dict[str, Any]) -> str:
+    """The slug a new post gets from its title when the client gives none."""
+    return slugify(data.get("title", ""), fallback=data["type"].replace("_", "-"))
+
+
+def prepare_post(
+    lookups: Lookups, data: dict[str, Any], now: datetime | None = None
+) -> tuple[dict[str, Any], list[int]]:
+    """Check a new post and return its row and its term ids (nothing is written)."""
+    now = now or utcnow()
+    post_type = lookups.post_type(data["type"])
+    if post_type is None:
+        raise Invalid.field("type", f"unknown post type {data['type']!r}")
+    _check_references(lookups, data)
+    _check_parent(lookups, post_type, data.get("parent"), None)
+
+    if "slug" in data:
+        if lookups.slug_taken(post_type.name, data["slug"]):
+            raise Conflict.field("slug", f"{data['slug']!r} is already taken by another {post_type.name}")
+        slug = data["slug"]
+    else:
+        slug = unique_slug(base_slug(data), lambda s: lookups.slug_taken(post_type.name, s))
+
+    status = data.get("status", PostStatus.DRAFT)
+    published_at = parse_datetime(data.get("published_at"), "published_at")
+    if published_at is None and status in DATED_STATUSES:
+        published_at = now
+    modified_at = parse_datetime(data.get("modified_at"), "modified_at") or published_at or now
+
+    row: dict[str, Any] = {
+        "type": post_type.name,
+        "slug": slug,
+        "status": status,
+        "title": data.get("title", ""),
+        "password": data.get("password") or None,
+        "author_id": data.get("author"),
+        "parent_id": data.get("parent"),
+        "content": data.get("content", ""),
+        "featured_image": data.get("featured_image"),
+        "images": data.get("images", []),
+        "published_at": published_at,
+        "modified_at": modified_at,
+        "robots": data.get("robots", "default"),
+        "canonical": data.get("canonical"),
+        "exclude_from_sitemap": data.get("exclude_from_sitemap", False),
+        "parts": data.get("parts", 1),
+        "path": data.get("path"),
+    }
+    if "id" in data:
+        row["id"] = data["id"]
+    lookups.remember_post(post_type.name, slug, data.get("id"))
+    return row, list(data.get("terms", []))
+
+
+def get_post(session: Session, post_id: int) -> Post:
+    return get_or_404(session, Post, post_id, "post")
+
+
+def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None = None) -> Post:
+    lookups = lookups or Lookups(session)
+    row, term_ids = prepare_post(lookups, data)
+    post = Post()
+    use_explicit_id(session, Post, post, row)
+    apply(post, row, row.keys() - {"id"})
+    if term_ids:
+        post.terms = list(session.scalars(select(Term).where(Term.id.in_(term_ids))))
+    session.add(post)
+    flush(session, "post")
+    return post
+
+
+def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
+    lookups = Lookups(session)
+    post_type = session.get_one(PostType, post.type)
+    _check_references(lookups, data)
+    if "parent" in data:
+        _check_parent(lookups, post_type, data["parent"], post.id)
+        post.parent_id = data["parent"]
+    if "author" in data:
+        post.author_id = data["author"]
+    if "slug" in data and data["slug"] != post.slug:
+        if lookups.slug_taken(post.type, data["slug"]):
+            raise Conflict.field("slug", f"{data['slug']!r} is already taken by another {post.type}")
+        post.slug = data["slug"]
+    if "published_at" in data:
+        post.published_at = parse_datetime(data["published_at"], "published_at")
+    if "terms" in data:
+        post.terms = list(session.scalars(select(Term).where(Term.id.in_(data["terms"]))))
+    changes = {k: v for k, v in data.items() if k in FIELDS}
+    if "password" in changes:
+        changes["password"] = changes["password"] or None
+    apply(post, changes, FIELDS)
+    if post.published_at is None and post.status in DATED_STATUSES:
+        post.published_at = utcnow()
+    # Saving a post is a modification unless the client says when it happened.
+    post.modified_at = parse_datetime(data.get("modified_at"), "modified_at") or utcnow()
+    flush(session, "post")
+    return post
+
+
+def delete_post(session: Session, post: Post) -> None:
+    """Children move up to the post's parent; settings that named the post are cleared."""
+    session.execute(update(Post).where(Post.parent_id == post.id).values(parent_id=post.parent_id))
+    settings = session.get(SiteSettings, 1)
+    if settings is not None:
+        if settings.front_page_id == post.id:
+            settings.front_page_id = None
+        if settings.posts_page_id == post.id:
+            settings.posts_page_id = None
+    session.execute(delete(post_terms).where(post_terms.c.post_id == post.id))
+    session.delete(post)
+    flush(session, "post")
+
+
+def insert_prepared(session: Session, rows: list[dict[str, Any]], terms: list[list[int]]) -> None:
+    """Insert prepared posts in one statement per table (the bulk importer)."""
+    explicit = [r for r in rows if "id" in r]
+    implicit = [r for r in rows if "id" not in r]
+    links: list[dict[str, int]] = []
+    if explicit:
+        session.execute(insert(Post), explicit)
+    if implicit:
+        # RETURNING gives the new ids in insert order on both databases.
+        ids = session.scalars(
+            insert(Post).returning(Post.id, sort_by_parameter_order=True), implicit
+        ).all()
+        for row, new_id in zip(implicit, ids, strict=True):
+            row["id"] = new_id
+    for row, term_ids in zip(rows, terms, strict=True):
+        links.extend({"post_id": row["id"], "term_id": t} for t in term_ids)
+    if links:
+        session.execute(insert(post_terms), links)

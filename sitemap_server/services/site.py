@@ -1,0 +1,63 @@
+"""Site settings (S-106)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from ..models import Post, SiteSettings
+from .common import apply, flush
+from .errors import Invalid
+
+FIELDS = (
+    "site_url",
+    "title",
+    "language",
+    "timezone",
+    "private",
+    "entries_per_page",
+    "front_page",
+    "front_page_id",
+    "posts_page_id",
+    "allowed_image_hosts",
+)
+
+
+def get_settings(session: Session) -> SiteSettings:
+    # The row is created by the first migration and can never be deleted.
+    return session.get_one(SiteSettings, 1)
+
+
+def effective_site_url(settings: SiteSettings, configured: str) -> str:
+    """The site URL stored through the API, else the one in the server's configuration."""
+    return (settings.site_url or configured).rstrip("/")
+
+
+def _check_page(session: Session, field: str, post_id: int | None) -> None:
+    if post_id is None:
+        return
+    post = session.get(Post, post_id)
+    if post is None:
+        raise Invalid.field(field, f"unknown post {post_id}")
+    if post.type != "page":
+        raise Invalid.field(field, f"post {post_id} is a {post.type!r}, not a page")
+
+
+def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
+    settings = get_settings(session)
+    for field in ("front_page_id", "posts_page_id"):
+        if field in data:
+            _check_page(session, field, data[field])
+    if "site_url" in data and data["site_url"]:
+        data = {**data, "site_url": data["site_url"].rstrip("/")}
+    if "allowed_image_hosts" in data:
+        data = {**data, "allowed_image_hosts": [h.lower() for h in data["allowed_image_hosts"]]}
+    apply(settings, data, FIELDS)
+    if (
+        settings.front_page_id is not None
+        and settings.front_page_id == settings.posts_page_id
+    ):
+        raise Invalid.field("posts_page_id", "the posts page cannot also be the front page")
+    flush(session, "settings")
+    return settings

@@ -1,0 +1,90 @@
+"""Terms of taxonomies (S-105)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..content.slugs import slugify, unique_slug
+from ..models import Taxonomy, Term
+from .common import apply, ensure_free, flush, get_or_404, require_reference
+from .errors import Invalid
+from .ids import use_explicit_id
+
+FIELDS = ("name", "description", "noindex", "canonical")
+
+
+def get_term(session: Session, term_id: int) -> Term:
+    return get_or_404(session, Term, term_id, "term")
+
+
+def _slug_taken(session: Session, taxonomy: str):
+    def taken(slug: str) -> bool:
+        return (
+            session.scalar(
+                select(Term.id).where(Term.taxonomy == taxonomy, Term.slug == slug).limit(1)
+            )
+            is not None
+        )
+
+    return taken
+
+
+def _check_parent(session: Session, term: Term, taxonomy: Taxonomy, parent_id: int | None) -> None:
+    if parent_id is None:
+        return
+    if not taxonomy.hierarchical:
+        raise Invalid.field("parent", f"taxonomy {taxonomy.name!r} is not hierarchical")
+    parent = require_reference(session, Term, parent_id, "parent", "term")
+    if parent.taxonomy != taxonomy.name:
+        raise Invalid.field("parent", f"term {parent_id} belongs to taxonomy {parent.taxonomy!r}")
+    # Walk up from the new parent: reaching the term itself would make a cycle.
+    seen: set[int] = set()
+    node: Term | None = parent
+    while node is not None and node.id not in seen:
+        if term.id is not None and node.id == term.id:
+            raise Invalid.field("parent", "a term cannot be its own ancestor")
+        seen.add(node.id)
+        node = session.get(Term, node.parent_id) if node.parent_id else None
+
+
+def create_term(session: Session, data: dict[str, Any]) -> Term:
+    taxonomy = require_reference(session, Taxonomy, data["taxonomy"], "taxonomy", "taxonomy")
+    term = Term(taxonomy=taxonomy.name, description="", noindex=False)
+    use_explicit_id(session, Term, term, data)
+    if "slug" in data:
+        ensure_free(session, Term.slug, data["slug"], "slug", Term.taxonomy == taxonomy.name)
+        term.slug = data["slug"]
+    else:
+        base = slugify(data["name"], fallback=f"{taxonomy.name.replace('_', '-')}-term")
+        term.slug = unique_slug(base, _slug_taken(session, taxonomy.name))
+    _check_parent(session, term, taxonomy, data.get("parent"))
+    term.parent_id = data.get("parent")
+    apply(term, data, FIELDS)
+    session.add(term)
+    flush(session, "term")
+    return term
+
+
+def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
+    if "slug" in data and data["slug"] != term.slug:
+        ensure_free(session, Term.slug, data["slug"], "slug", Term.taxonomy == term.taxonomy)
+        term.slug = data["slug"]
+    if "parent" in data:
+        taxonomy = session.get_one(Taxonomy, term.taxonomy)
+        _check_parent(session, term, taxonomy, data["parent"])
+        term.parent_id = data["parent"]
+    apply(term, data, FIELDS)
+    flush(session, "term")
+    return term
+
+
+def delete_term(session: Session, term: Term) -> None:
+    """Children move up to the term's parent (as WordPress does); post links go with it."""
+    session.execute(
+        update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id)
+    )
+    session.delete(term)
+    flush(session, "term")

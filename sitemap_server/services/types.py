@@ -1,0 +1,116 @@
+"""Post types (S-101) and taxonomies (S-105)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import Session
+
+from ..content.permalinks import pattern_problem
+from ..models import Post, PostType, Taxonomy, Term
+from .common import apply, ensure_free, flush, get_or_404
+from .errors import Conflict, Invalid
+
+POST_TYPE_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_path")
+TAXONOMY_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_base")
+
+
+def get_post_type(session: Session, name: str) -> PostType:
+    return get_or_404(session, PostType, name, "post type")
+
+
+def _check_pattern(pattern: str) -> None:
+    problem = pattern_problem(pattern)
+    if problem:
+        raise Invalid.field("permalink_pattern", problem)
+
+
+def create_post_type(session: Session, data: dict[str, Any]) -> PostType:
+    ensure_free(session, PostType.name, data["name"], "name")
+    hierarchical = data.get("hierarchical", False)
+    default = "/{type}/{path}/" if hierarchical else "/{type}/{slug}/"
+    pattern = data.get("permalink_pattern") or default
+    _check_pattern(pattern)
+    post_type = PostType(
+        name=data["name"],
+        label=data["label"],
+        public=data.get("public", True),
+        noindex=data.get("noindex", False),
+        hierarchical=hierarchical,
+        archive_path=data.get("archive_path"),
+        permalink_pattern=pattern,
+        builtin=False,
+    )
+    session.add(post_type)
+    flush(session, "post type")
+    return post_type
+
+
+def update_post_type(session: Session, post_type: PostType, data: dict[str, Any]) -> PostType:
+    if "permalink_pattern" in data:
+        _check_pattern(data["permalink_pattern"])
+        post_type.permalink_pattern = data["permalink_pattern"]
+    if data.get("hierarchical") is False and post_type.hierarchical:
+        has_children = session.scalar(
+            select(exists().where(Post.type == post_type.name, Post.parent_id.is_not(None)))
+        )
+        if has_children:
+            raise Invalid.field("hierarchical", "some posts of this type have a parent")
+    apply(post_type, data, POST_TYPE_FIELDS)
+    flush(session, "post type")
+    return post_type
+
+
+def delete_post_type(session: Session, post_type: PostType) -> None:
+    if post_type.builtin:
+        raise Conflict(f"post type {post_type.name!r} is built in and cannot be deleted")
+    count = session.scalar(select(func.count()).where(Post.type == post_type.name))
+    if count:
+        raise Conflict(f"post type {post_type.name!r} still has {count} posts")
+    session.delete(post_type)
+    flush(session, "post type")
+
+
+def get_taxonomy(session: Session, name: str) -> Taxonomy:
+    return get_or_404(session, Taxonomy, name, "taxonomy")
+
+
+def create_taxonomy(session: Session, data: dict[str, Any]) -> Taxonomy:
+    ensure_free(session, Taxonomy.name, data["name"], "name")
+    taxonomy = Taxonomy(
+        name=data["name"],
+        label=data["label"],
+        public=data.get("public", True),
+        noindex=data.get("noindex", False),
+        hierarchical=data.get("hierarchical", False),
+        archive_base=data.get("archive_base", data["name"]).strip("/"),
+        builtin=False,
+    )
+    session.add(taxonomy)
+    flush(session, "taxonomy")
+    return taxonomy
+
+
+def update_taxonomy(session: Session, taxonomy: Taxonomy, data: dict[str, Any]) -> Taxonomy:
+    if data.get("hierarchical") is False and taxonomy.hierarchical:
+        has_children = session.scalar(
+            select(exists().where(Term.taxonomy == taxonomy.name, Term.parent_id.is_not(None)))
+        )
+        if has_children:
+            raise Invalid.field("hierarchical", "some terms of this taxonomy have a parent")
+    if "archive_base" in data:
+        data = {**data, "archive_base": data["archive_base"].strip("/")}
+    apply(taxonomy, data, TAXONOMY_FIELDS)
+    flush(session, "taxonomy")
+    return taxonomy
+
+
+def delete_taxonomy(session: Session, taxonomy: Taxonomy) -> None:
+    if taxonomy.builtin:
+        raise Conflict(f"taxonomy {taxonomy.name!r} is built in and cannot be deleted")
+    count = session.scalar(select(func.count()).where(Term.taxonomy == taxonomy.name))
+    if count:
+        raise Conflict(f"taxonomy {taxonomy.name!r} still has {count} terms")
+    session.delete(taxonomy)
+    flush(session, "taxonomy")
