@@ -4,9 +4,9 @@
 heads`` works too. Plugins add their own version directories (see sitemap_server.migrations).
 """
 
-from alembic import context
 from pyramid.paster import get_appsettings, setup_logging
 
+from alembic import context
 from sitemap_server.models import get_engine, metadata
 from sitemap_server.models.meta import UTCDateTime
 from sitemap_server.settings import normalize

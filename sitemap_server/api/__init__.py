@@ -47,9 +47,7 @@ def body_limit_tween_factory(handler: Callable[[Request], Response], registry: A
     return body_limit_tween
 
 
-def response_validation_tween_factory(
-    handler: Callable[[Request], Response], registry: Any
-) -> Any:
+def response_validation_tween_factory(handler: Callable[[Request], Response], registry: Any) -> Any:
     """Tests turn this on: every API response must match the OpenAPI document."""
 
     def response_validation_tween(request: Request) -> Response:

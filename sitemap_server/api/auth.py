@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyramid.security import Allowed, Denied
 from pyramid.request import Request
+from pyramid.security import Allowed, Denied
 
 from ..models import ApiToken
 from ..services.tokens import token_by_secret

@@ -8,6 +8,7 @@ values from ``request.openapi``. Problems become 4xx problem details (see ``prob
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +76,7 @@ class OpenAPI:
         validate_spec(self.spec)
         schema_path = SchemaPath.from_dict(self.spec)
         formats = {name: check for name, (check, _) in FORMATS.items()}
-        deserializers = {"application/problem+json": json.loads}
+        deserializers: dict[str, Callable[[bytes], Any]] = {"application/problem+json": json.loads}
         self.request_unmarshaller = V31RequestUnmarshaller(
             schema_path, extra_format_validators=formats
         )
@@ -136,7 +137,7 @@ class OpenAPI:
         return [f"{e}: {e.__cause__}" if e.__cause__ else str(e) for e in errors]
 
 
-def _translate(errors: list[Exception]) -> RequestInvalid:
+def _translate(errors: Iterable[Exception]) -> RequestInvalid:
     problems: list[FieldProblem] = []
     status = 400
     details: list[str] = []
@@ -159,7 +160,7 @@ def _translate(errors: list[Exception]) -> RequestInvalid:
         elif name and "Missing" in type(error).__name__:
             problems.append(FieldProblem(name, "is required"))
         elif name and cause_name == "CastError":
-            problems.append(FieldProblem(name, f"must be {type_names(cause.type)}"))
+            problems.append(FieldProblem(name, f"must be {type_names(getattr(cause, 'type', ''))}"))
         elif name:
             problems.append(FieldProblem(name, f"is invalid: {cause}"[:300]))
         else:

@@ -51,9 +51,11 @@ def request_invalid_view(exc: RequestInvalid, request: Request) -> Response:
 
 def not_allowed_view(exc: PredicateMismatch, request: Request) -> Response:
     # A route matched but no view took this method: 405, not Pyramid's default 404.
-    allowed = sorted(request.registry.get("sitemap_server.api_methods", {}).get(
-        request.matched_route.name if request.matched_route else "", set()
-    ))
+    allowed = sorted(
+        request.registry.get("sitemap_server.api_methods", {}).get(
+            request.matched_route.name if request.matched_route else "", set()
+        )
+    )
     if not allowed:
         return problem(404, f"{request.path} does not exist")
     return problem(

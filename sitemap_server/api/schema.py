@@ -27,7 +27,10 @@ from ..content.urls import http_url_problem, is_http_url, is_image_url, is_site_
 from ..services.errors import FieldProblem
 
 SPEC_URI = "urn:sitemap-server:openapi"
-_HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$", re.I)
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$",
+    re.I,
+)
 
 
 def _is_aware_datetime(value: object) -> bool:
@@ -131,7 +134,9 @@ def _join(path: str | None, name: str) -> str:
 
 def type_names(schema_type: Any) -> str:
     names = schema_type if isinstance(schema_type, list) else [schema_type]
-    return " or ".join("null" if n == "null" else f"a{'n' if n[0] in 'aeiou' else ''} {n}" for n in names)
+    return " or ".join(
+        "null" if n == "null" else f"a{'n' if n[0] in 'aeiou' else ''} {n}" for n in names
+    )
 
 
 def schema_problems(errors: Iterable[ValidationError]) -> list[FieldProblem]:
@@ -153,7 +158,9 @@ def _problems(error: ValidationError) -> list[FieldProblem]:
         return [FieldProblem(path, f"must be {' or '.join(type_names(t) for t in types)}")]
     if validator == "required":
         instance = error.instance if isinstance(error.instance, dict) else {}
-        return [FieldProblem(_join(path, name), "is required") for name in value if name not in instance]
+        return [
+            FieldProblem(_join(path, name), "is required") for name in value if name not in instance
+        ]
     if validator == "additionalProperties":
         instance = error.instance if isinstance(error.instance, dict) else {}
         known = set(error.schema.get("properties", {}))
@@ -166,15 +173,26 @@ def _problems(error: ValidationError) -> list[FieldProblem]:
         "type": lambda: f"must be {type_names(value)}",
         "enum": lambda: "must be one of: " + ", ".join(str(v) for v in value),
         "maxLength": lambda: f"must be at most {value} characters long",
-        "minLength": lambda: "must not be empty" if value == 1 else f"must be at least {value} characters long",
+        "minLength": lambda: (
+            "must not be empty" if value == 1 else f"must be at least {value} characters long"
+        ),
         "pattern": lambda: f"must match the pattern {value}",
         "format": lambda: _format_message(value, error.instance),
         "minimum": lambda: f"must be at least {value}",
         "maximum": lambda: f"must be at most {value}",
         "maxItems": lambda: f"must have at most {value} items",
         "uniqueItems": lambda: "must not repeat an item",
-        "minProperties": lambda: "must have " + ("exactly one key" if error.schema.get("maxProperties") == 1 else f"at least {value} keys"),
-        "maxProperties": lambda: "must have " + ("exactly one key" if value == 1 else f"at most {value} keys"),
+        "minProperties": lambda: (
+            "must have "
+            + (
+                "exactly one key"
+                if error.schema.get("maxProperties") == 1
+                else f"at least {value} keys"
+            )
+        ),
+        "maxProperties": lambda: (
+            "must have " + ("exactly one key" if value == 1 else f"at most {value} keys")
+        ),
     }
     message = messages[validator]() if validator in messages else error.message[:300]
     return [FieldProblem(path, message)]

@@ -113,7 +113,9 @@ def update_post(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.post", request_method="DELETE")
 def delete_post(request: Request) -> Response:
-    posts.delete_post(request.dbsession, posts.get_post(request.dbsession, path_param(request, "id")))
+    posts.delete_post(
+        request.dbsession, posts.get_post(request.dbsession, path_param(request, "id"))
+    )
     return no_content()
 
 
@@ -190,7 +192,9 @@ def delete_taxonomy(request: Request) -> Response:
 def list_authors(request: Request) -> dict[str, Any]:
     link = links(request)
     statement = select(Author).order_by(Author.id)
-    return paginate(request.dbsession, statement, query(request), lambda a: rep.author_dict(a, link))
+    return paginate(
+        request.dbsession, statement, query(request), lambda a: rep.author_dict(a, link)
+    )
 
 
 @api_view(route_name="api.authors", request_method="POST")
@@ -242,7 +246,9 @@ def create_term(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.term", request_method="GET")
 def get_term(request: Request) -> dict[str, Any]:
-    return rep.term_dict(terms.get_term(request.dbsession, path_param(request, "id")), links(request))
+    return rep.term_dict(
+        terms.get_term(request.dbsession, path_param(request, "id")), links(request)
+    )
 
 
 @api_view(route_name="api.term", request_method="PATCH")
@@ -254,7 +260,9 @@ def update_term(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.term", request_method="DELETE")
 def delete_term(request: Request) -> Response:
-    terms.delete_term(request.dbsession, terms.get_term(request.dbsession, path_param(request, "id")))
+    terms.delete_term(
+        request.dbsession, terms.get_term(request.dbsession, path_param(request, "id"))
+    )
     return no_content()
 
 

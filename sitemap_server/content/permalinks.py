@@ -18,7 +18,9 @@ def pattern_problem(pattern: str) -> str | None:
     fields = _FIELD.findall(pattern)
     unknown = sorted(set(fields) - set(PATTERN_FIELDS))
     if unknown:
-        return f"unknown field {{{unknown[0]}}}; use {', '.join('{%s}' % f for f in PATTERN_FIELDS)}"
+        return f"unknown field {{{unknown[0]}}}; use " + ", ".join(
+            f"{{{f}}}" for f in PATTERN_FIELDS
+        )
     if not {"slug", "path", "id"} & set(fields):
         return "must contain {slug}, {path} or {id} so that every post gets its own URL"
     if "?" in pattern or "#" in pattern:

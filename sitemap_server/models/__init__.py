@@ -6,6 +6,7 @@ Views never commit: ``pyramid_tm`` commits the request's transaction when the vi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import zope.sqlalchemy
@@ -46,6 +47,9 @@ def get_engine(settings: dict[str, Any], prefix: str = "sqlalchemy.") -> Engine:
         settings, prefix, echo=settings.get("sitemap_server.sql_echo", False)
     )
     if engine.dialect.name == "sqlite":
+        database = engine.url.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
         busy_ms = int(settings.get("sitemap_server.sqlite.busy_timeout_ms", 5000))
         _configure_sqlite(engine, busy_ms)
     return engine
@@ -99,5 +103,3 @@ def includeme(config: Configurator) -> None:
         return session
 
     config.add_request_method(dbsession, reify=True)
-
-

@@ -32,10 +32,6 @@ class SiteSettings(Base):
     private: Mapped[bool] = mapped_column(Boolean, default=False)
     entries_per_page: Mapped[int] = mapped_column(Integer, default=DEFAULT_ENTRIES_PER_PAGE)
     front_page: Mapped[str] = mapped_column(String(8), default="posts")
-    front_page_id: Mapped[int | None] = mapped_column(
-        ForeignKey("posts.id", ondelete="SET NULL")
-    )
-    posts_page_id: Mapped[int | None] = mapped_column(
-        ForeignKey("posts.id", ondelete="SET NULL")
-    )
+    front_page_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
+    posts_page_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
     allowed_image_hosts: Mapped[list[str]] = mapped_column(JSON, default=list)

@@ -41,7 +41,10 @@ class ImportReport:
     created: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"lines": self.lines, "created": {k: self.created[k] for k in KINDS if self.created[k]}}
+        return {
+            "lines": self.lines,
+            "created": {k: self.created[k] for k in KINDS if self.created[k]},
+        }
 
 
 class _PostBatch:
@@ -108,13 +111,17 @@ def import_lines(
         if not raw.strip():
             continue
         if len(raw) > MAX_LINE_BYTES:
-            raise Invalid(f"line {number} is longer than {MAX_LINE_BYTES} bytes", [
-                FieldProblem(None, "line too long", number)])
+            raise Invalid(
+                f"line {number} is longer than {MAX_LINE_BYTES} bytes",
+                [FieldProblem(None, "line too long", number)],
+            )
         try:
             item = json.loads(raw)
         except (ValueError, RecursionError) as exc:
-            raise Invalid(f"line {number} is not valid JSON: {exc}"[:300], [
-                FieldProblem(None, "not valid JSON", number)]) from None
+            raise Invalid(
+                f"line {number} is not valid JSON: {exc}"[:300],
+                [FieldProblem(None, "not valid JSON", number)],
+            ) from None
         problems = validate(item)
         if problems:
             located = [FieldProblem(p.field, p.message, number) for p in problems]

@@ -127,7 +127,9 @@ def _check_parent(
     if parent_type is None:
         raise Invalid.field("parent", f"unknown post {parent_id}")
     if parent_type != post_type.name:
-        raise Invalid.field("parent", f"post {parent_id} is a {parent_type!r}, not a {post_type.name!r}")
+        raise Invalid.field(
+            "parent", f"post {parent_id} is a {parent_type!r}, not a {post_type.name!r}"
+        )
     if post_id is None:
         return
     # An existing post: its new parent must not be the post itself or one of its descendants.
@@ -172,7 +174,9 @@ def prepare_post(
 
     if "slug" in data:
         if lookups.slug_taken(post_type.name, data["slug"]):
-            raise Conflict.field("slug", f"{data['slug']!r} is already taken by another {post_type.name}")
+            raise Conflict.field(
+                "slug", f"{data['slug']!r} is already taken by another {post_type.name}"
+            )
         slug = data["slug"]
     else:
         slug = unique_slug(base_slug(data), lambda s: lookups.slug_taken(post_type.name, s))
@@ -236,7 +240,9 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
         post.author_id = data["author"]
     if "slug" in data and data["slug"] != post.slug:
         if lookups.slug_taken(post.type, data["slug"]):
-            raise Conflict.field("slug", f"{data['slug']!r} is already taken by another {post.type}")
+            raise Conflict.field(
+                "slug", f"{data['slug']!r} is already taken by another {post.type}"
+            )
         post.slug = data["slug"]
     if "published_at" in data:
         post.published_at = parse_datetime(data["published_at"], "published_at")

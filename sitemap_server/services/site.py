@@ -49,15 +49,12 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     for field in ("front_page_id", "posts_page_id"):
         if field in data:
             _check_page(session, field, data[field])
-    if "site_url" in data and data["site_url"]:
+    if data.get("site_url"):
         data = {**data, "site_url": data["site_url"].rstrip("/")}
     if "allowed_image_hosts" in data:
         data = {**data, "allowed_image_hosts": [h.lower() for h in data["allowed_image_hosts"]]}
     apply(settings, data, FIELDS)
-    if (
-        settings.front_page_id is not None
-        and settings.front_page_id == settings.posts_page_id
-    ):
+    if settings.front_page_id is not None and settings.front_page_id == settings.posts_page_id:
         raise Invalid.field("posts_page_id", "the posts page cannot also be the front page")
     flush(session, "settings")
     return settings

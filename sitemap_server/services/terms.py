@@ -83,8 +83,6 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
 
 def delete_term(session: Session, term: Term) -> None:
     """Children move up to the term's parent (as WordPress does); post links go with it."""
-    session.execute(
-        update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id)
-    )
+    session.execute(update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id))
     session.delete(term)
     flush(session, "term")

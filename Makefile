@@ -1,0 +1,40 @@
+# make run   – set up, migrate, seed the demo site and serve it at http://127.0.0.1:6543
+# make test  – set up, lint, type-check, and run the whole suite on SQLite and on PostgreSQL
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PLUGINS := $(wildcard plugins/*/pyproject.toml)
+PLUGIN_DIRS := $(patsubst %/pyproject.toml,%,$(PLUGINS))
+PLUGIN_TESTS := $(wildcard plugins/*/tests)
+
+.PHONY: install run test lint test-sqlite test-postgres clean
+
+$(BIN)/.installed: pyproject.toml $(PLUGINS)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]' $(foreach p,$(PLUGIN_DIRS),-e ./$(p))
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/sitemap-server --config development.ini migrate
+	$(BIN)/sitemap-server --config development.ini seed-demo --if-empty
+	$(BIN)/pserve development.ini
+
+lint: install
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test-sqlite: install
+	$(BIN)/pytest tests $(PLUGIN_TESTS)
+
+test-postgres: install
+	scripts/with-postgres $(BIN)/pytest tests $(PLUGIN_TESTS)
+
+test: lint test-sqlite test-postgres
+
+clean:
+	rm -rf $(VENV) var build *.egg-info

@@ -1,0 +1,180 @@
+"""``sitemap-server``: the one command-line entry point.
+
+Every command reads the same ini file as ``pserve`` (``--config``, default
+``development.ini``, or the ``SITEMAP_SERVER_CONFIG`` environment variable) with the same
+``SITEMAP_SERVER_*`` environment overrides, so it always works on the server's database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import transaction
+from pyramid.paster import get_appsettings, setup_logging
+from sqlalchemy.orm import Session
+
+from . import migrations
+from .models import get_engine, get_session_factory, get_tm_session
+from .services.errors import ServiceError
+from .settings import SettingsError, normalize
+
+DEFAULT_CONFIG = "development.ini"
+
+
+class CommandError(Exception):
+    """A failure to report in one line, without a traceback."""
+
+
+def load_settings(config: str) -> dict[str, Any]:
+    if not Path(config).is_file():
+        raise CommandError(f"configuration file {config!r} not found (use --config)")
+    setup_logging(config)
+    return dict(normalize(dict(get_appsettings(config))))
+
+
+@contextmanager
+def database(settings: dict[str, Any]) -> Iterator[Session]:
+    """A session whose work is committed when the block ends, or aborted on an error."""
+    engine = get_engine(settings)
+    try:
+        with transaction.manager:
+            yield get_tm_session(get_session_factory(engine), transaction.manager)
+    finally:
+        engine.dispose()
+
+
+def cmd_migrate(args: argparse.Namespace) -> None:
+    load_settings(args.config)
+    migrations.upgrade(args.config)
+    print(f"database is at {', '.join(migrations.current_heads(args.config))}")
+
+
+def cmd_token(args: argparse.Namespace) -> None:
+    from .services import tokens
+
+    settings = load_settings(args.config)
+    with database(settings) as session:
+        if args.action == "create":
+            secret = tokens.create_token(session, args.name)
+            print(secret)
+            print(f"token {args.name!r} created; it is shown only this once.", file=sys.stderr)
+        elif args.action == "revoke":
+            tokens.revoke_token(session, args.name)
+            print(f"token {args.name!r} revoked", file=sys.stderr)
+        else:
+            rows = tokens.list_tokens(session)
+            for token in rows:
+                print(f"{token.name}\tcreated {token.created_at.isoformat(timespec='seconds')}")
+            if not rows:
+                print(
+                    "no tokens; create one with: sitemap-server token create NAME", file=sys.stderr
+                )
+
+
+def _open_input(path: str) -> tuple[BinaryIO, int | None]:
+    if path == "-":
+        return sys.stdin.buffer, None
+    if not Path(path).is_file():
+        raise CommandError(f"{path}: no such file")
+    return open(path, "rb"), Path(path).stat().st_size
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from .api.schema import build_spec, import_line_validator
+    from .services.importer import import_lines, read_lines
+
+    settings = load_settings(args.config)
+    validate = import_line_validator(build_spec())
+    stream, size = _open_input(args.file)
+    with (
+        stream,
+        tqdm(
+            total=size,
+            unit="B",
+            unit_scale=True,
+            desc="importing",
+            disable=args.quiet or None,
+            file=sys.stderr,
+        ) as bar,
+        database(settings) as session,
+    ):
+        report = import_lines(session, read_lines(stream), validate, progress=bar.update)
+    created = ", ".join(f"{n} {kind}" for kind, n in report.as_dict()["created"].items())
+    print(f"imported {report.lines} lines: {created or 'nothing'}")
+
+
+def cmd_seed_demo(args: argparse.Namespace) -> None:
+    from .demo import seed_demo
+
+    settings = load_settings(args.config)
+    with database(settings) as session:
+        summary = seed_demo(session, posts=args.posts, if_empty=args.if_empty)
+    print(summary)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sitemap-server", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "-c",
+        "--config",
+        default=os.environ.get("SITEMAP_SERVER_CONFIG", DEFAULT_CONFIG),
+        help="ini file, as for pserve (default: $SITEMAP_SERVER_CONFIG or development.ini)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
+    migrate.set_defaults(func=cmd_migrate)
+
+    token = commands.add_parser("token", help="admin API tokens")
+    actions = token.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for action, text in (
+        ("create", "create a token and print it once"),
+        ("revoke", "revoke a token"),
+    ):
+        sub = actions.add_parser(action, help=text)
+        sub.add_argument("name", help="what the token is for, e.g. 'ci' or 'alice'")
+    actions.add_parser("list", help="list tokens (names only; secrets are not stored)")
+    token.set_defaults(func=cmd_token)
+
+    imp = commands.add_parser("import", help="bulk import newline-delimited JSON, all or nothing")
+    imp.add_argument("file", help="the .ndjson file, or - for standard input")
+    imp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    imp.set_defaults(func=cmd_import)
+
+    seed = commands.add_parser("seed-demo", help="create a small demo site")
+    seed.add_argument("--posts", type=int, default=300, help="number of blog posts (default 300)")
+    seed.add_argument(
+        "--if-empty", action="store_true", help="do nothing if the site already has posts"
+    )
+    seed.set_defaults(func=cmd_seed_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], None] = args.func
+    try:
+        func(args)
+    except (CommandError, SettingsError) as exc:
+        print(f"sitemap-server: {exc}", file=sys.stderr)
+        return 2
+    except ServiceError as exc:
+        print(f"sitemap-server: {exc.detail}", file=sys.stderr)
+        for problem in exc.errors:
+            where = f"line {problem.line}: " if problem.line else ""
+            print(f"  {where}{problem.field or ''}: {problem.message}", file=sys.stderr)
+        print("nothing was changed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""pytest plugin shared by the core's and the plugins' test suites.
+
+Loaded through the ``pytest11`` entry point. Tests run against a real database: SQLite by
+default, PostgreSQL when ``SITEMAP_SERVER_TEST_DATABASE_URL`` names one (``make test``
+runs the suite once on each). The schema is made by the Alembic migrations, as in
+production. Requests really commit through ``pyramid_tm``; after each test every table is
+emptied and the rows the migrations created are put back, so tests never see each other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, MetaData, insert, select, text
+from sqlalchemy.orm import Session
+
+from . import main, migrations
+from .models import get_engine, get_session_factory
+from .services.tokens import create_token
+
+TEST_DATABASE_ENV = "SITEMAP_SERVER_TEST_DATABASE_URL"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SITE_URL = "http://sitemaps.test"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    url = os.environ.get(TEST_DATABASE_ENV)
+    return f"sitemap-server database: {url or 'SQLite (temporary file)'}"
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = os.environ.get(TEST_DATABASE_ENV)
+    if url:
+        return url
+    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite'}"
+
+
+@pytest.fixture(scope="session")
+def ini_file(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Path:
+    """An ini file for the test database, for code that reads one (Alembic, the CLI)."""
+    path = tmp_path_factory.mktemp("config") / "test.ini"
+    path.write_text(
+        "[app:main]\n"
+        "use = egg:sitemap-server\n"
+        f"sqlalchemy.url = {database_url.replace('%', '%%')}\n"
+        f"sitemap_server.site_url = {SITE_URL}\n"
+        "\n[alembic]\n"
+        f"script_location = {PROJECT_ROOT / 'alembic'}\n"
+        "path_separator = os\n"
+        "\n[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
+        "[logger_root]\nlevel = WARN\nhandlers = console\n"
+        "[handler_console]\nclass = StreamHandler\nargs = (sys.stderr,)\nlevel = NOTSET\n"
+        "formatter = generic\n[formatter_generic]\nformat = %%(levelname)s %%(name)s %%(message)s\n"
+    )
+    return path
+
+
+def _drop_everything(engine: Engine) -> None:
+    reflected = MetaData()
+    reflected.reflect(engine)
+    with engine.begin() as conn:
+        reflected.drop_all(conn)
+        conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
+
+
+@pytest.fixture(scope="session")
+def app_settings(database_url: str) -> dict[str, Any]:
+    return {
+        "sqlalchemy.url": database_url,
+        "sitemap_server.site_url": SITE_URL,
+        "sitemap_server.api.validate_responses": "true",
+    }
+
+
+@pytest.fixture(scope="session")
+def engine(app_settings: dict[str, Any], ini_file: Path) -> Iterator[Engine]:
+    """The test database, migrated from scratch once per test session."""
+    engine = get_engine(app_settings)
+    _drop_everything(engine)
+    with engine.begin() as conn:
+        migrations.upgrade(ini_file, connection=conn)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def _migrated_rows(engine: Engine) -> dict[str, list[dict[str, Any]]]:
+    """What the migrations put in each table (built-in types, the settings row)."""
+    reflected = MetaData()
+    reflected.reflect(engine)
+    with engine.connect() as conn:
+        return {
+            table.name: [dict(row._mapping) for row in conn.execute(select(table))]
+            for table in reflected.sorted_tables
+            if table.name != "alembic_version"
+        }
+
+
+def reset_database(engine: Engine, seed: dict[str, list[dict[str, Any]]]) -> None:
+    reflected = MetaData()
+    reflected.reflect(engine)
+    tables = [t for t in reflected.sorted_tables if t.name != "alembic_version"]
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            names = ", ".join(f'"{t.name}"' for t in tables)
+            conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+        else:
+            for table in reversed(tables):
+                conn.execute(table.delete())
+        for table in tables:
+            if seed.get(table.name):
+                conn.execute(insert(table), seed[table.name])
+
+
+@pytest.fixture
+def clean_database(
+    engine: Engine, _migrated_rows: dict[str, list[dict[str, Any]]]
+) -> Iterator[Engine]:
+    """The migrated database, put back as the migrations left it after the test."""
+    yield engine
+    reset_database(engine, _migrated_rows)
+
+
+@pytest.fixture(scope="session")
+def wsgi_app(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Any]:
+    app = main({}, **app_settings)
+    yield app
+    app.registry["dbengine"].dispose()
+
+
+@pytest.fixture
+def dbsession(clean_database: Engine) -> Iterator[Session]:
+    """A plain session for arranging data and checking rows; commit what you arrange."""
+    session = get_session_factory(clean_database)()
+    yield session
+    session.rollback()
+    session.close()
+
+
+@pytest.fixture
+def testapp(wsgi_app: Any, clean_database: Engine) -> Any:
+    """The application through WebTest, without credentials."""
+    from webtest import TestApp
+
+    return TestApp(wsgi_app)
+
+
+@pytest.fixture
+def api_token(clean_database: Engine) -> str:
+    session = get_session_factory(clean_database)()
+    try:
+        token = create_token(session, "tests")
+        session.commit()
+    finally:
+        session.close()
+    return token
+
+
+@pytest.fixture
+def api(wsgi_app: Any, api_token: str) -> Any:
+    """The application through WebTest, signed in with a bearer token."""
+    from webtest import TestApp
+
+    app = TestApp(wsgi_app)
+    app.authorization = ("Bearer", api_token)
+    return app
+
+
+@pytest.fixture
+def db_snapshot(clean_database: Engine) -> Callable[[], dict[str, list[tuple[Any, ...]]]]:
+    """Call it before and after a request: equal results mean the request changed nothing."""
+
+    def snapshot() -> dict[str, list[tuple[Any, ...]]]:
+        reflected = MetaData()
+        reflected.reflect(clean_database)
+        with clean_database.connect() as conn:
+            return {
+                table.name: sorted((tuple(row) for row in conn.execute(select(table))), key=repr)
+                for table in reflected.sorted_tables
+            }
+
+    return snapshot
