@@ -42,6 +42,10 @@ def body_limit_tween_factory(handler: Callable[[Request], Response], registry: A
             limit = import_limit if request.path_info == "/api/import" else default_limit
             if request.content_length > limit:
                 return problem(413, f"the body is larger than {limit} bytes")
+        if request.path_info.startswith("/api/") and request.path_info != "/api/import":
+            # Bodies this small stay in memory; WebOb would spool those over 10 kB to a
+            # temporary file that nothing closes.
+            request.request_body_tempfile_limit = default_limit
         return handler(request)
 
     return body_limit_tween

@@ -18,15 +18,13 @@ from importlib.resources import files
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 import yaml
 from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
 from ..content.urls import http_url_problem, is_http_url, is_image_url, is_site_path
 from ..services.errors import FieldProblem
 
-SPEC_URI = "urn:sitemap-server:openapi"
 _HOSTNAME = re.compile(
     r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$",
     re.I,
@@ -98,27 +96,54 @@ def build_spec(extensions: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
     return spec
 
 
+def inline_refs(spec: dict[str, Any], node: Any) -> Any:
+    """``node`` with every local ``$ref`` replaced by what it points to.
+
+    Our schemas are not recursive, so this terminates; validators then never chase a
+    reference, which makes validation several times faster.
+    """
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target: Any = spec
+            for part in node["$ref"].removeprefix("#/").split("/"):
+                target = target[part]
+            siblings = {k: inline_refs(spec, v) for k, v in node.items() if k != "$ref"}
+            return {**inline_refs(spec, target), **siblings}
+        return {k: inline_refs(spec, v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [inline_refs(spec, v) for v in node]
+    return node
+
+
 def schema_validator(spec: dict[str, Any], name: str) -> jsonschema.protocols.Validator:
     """A JSON Schema validator for ``#/components/schemas/{name}`` of ``spec``."""
-    registry: Registry = Registry().with_resource(
-        SPEC_URI, Resource.from_contents(spec, default_specification=DRAFT202012)
-    )
     checker = jsonschema.FormatChecker(formats=())
     for format_name, (check, _) in FORMATS.items():
         checker.checks(format_name)(check)
-    return jsonschema.Draft202012Validator(
-        {"$ref": f"{SPEC_URI}#/components/schemas/{name}"},
-        registry=registry,
-        format_checker=checker,
-    )
+    schema = inline_refs(spec, spec["components"]["schemas"][name])
+    return jsonschema.Draft202012Validator(schema, format_checker=checker)
 
 
 def import_line_validator(spec: dict[str, Any]) -> Callable[[Any], list[FieldProblem]]:
-    """What is wrong with the shape of one import line (``ImportLine``)."""
-    validator = schema_validator(spec, "ImportLine")
+    """What is wrong with the shape of one import line (``ImportLine``).
+
+    jsonschema-rs answers "is it valid?" in microseconds, which is what a 100,000-line
+    import needs; only a line that fails is checked again by jsonschema, whose errors carry
+    the paths and details that ``schema_problems`` turns into messages.
+    """
+    detailed = schema_validator(spec, "ImportLine")
+    fast = jsonschema_rs.validator_for(
+        detailed.schema,
+        formats={name: check for name, (check, _) in FORMATS.items()},
+        validate_formats=True,
+    )
 
     def problems(item: Any) -> list[FieldProblem]:
-        return schema_problems(validator.iter_errors(item))
+        if fast.is_valid(item):
+            return []
+        return schema_problems(detailed.iter_errors(item)) or [
+            FieldProblem(None, "does not match the ImportLine schema")
+        ]
 
     return problems
 

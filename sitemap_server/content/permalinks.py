@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from urllib.parse import quote
 
+from .urls import is_site_path
+
 PATTERN_FIELDS = ("slug", "path", "id", "year", "month", "day", "type")
 _FIELD = re.compile(r"\{([^{}]*)\}")
 
@@ -25,6 +27,9 @@ def pattern_problem(pattern: str) -> str | None:
         return "must contain {slug}, {path} or {id} so that every post gets its own URL"
     if "?" in pattern or "#" in pattern:
         return "must not contain a query string or fragment"
+    # What is left once the fields are filled in must be a valid path on the site.
+    if not is_site_path(_FIELD.sub("x", pattern)):
+        return "must be a path on the site: no spaces, stray braces or characters to escape"
     return None
 
 

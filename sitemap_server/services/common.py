@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .errors import Conflict, Invalid, NotFound
-from .ids import sync_sequences
+from .ids import allocating_ids, check_allocated_ids, sync_sequences
 
 T = TypeVar("T")
 
@@ -61,8 +61,11 @@ def parse_datetime(value: str | datetime | None, field: str) -> datetime | None:
 
 def flush(session: Session, what: str) -> None:
     """Flush now so that a unique-constraint race surfaces as a 409, not a 500."""
+    new = list(session.new)
     try:
-        session.flush()
+        with allocating_ids(what):
+            session.flush()
     except IntegrityError as exc:
         raise Conflict(f"{what} conflicts with stored data: {exc.orig}") from exc
+    check_allocated_ids((getattr(obj, "id", None) for obj in new), what)
     sync_sequences(session)

@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session
 
 from .errors import Conflict
+
+# Ids are PostgreSQL integers; the OpenAPI ``Id`` schema documents the same range.
+MAX_ID = 2**31 - 1
+# PostgreSQL's SQLSTATE when nextval() passes the sequence's maximum.
+SEQUENCE_LIMIT_EXCEEDED = "2200H"
+
+
+def _no_id_left(what: str) -> Conflict:
+    return Conflict(
+        f"no {what} id is left: new ids follow the largest one in use, and ids end at {MAX_ID}"
+    )
+
+
+@contextmanager
+def allocating_ids(what: str) -> Iterator[None]:
+    """A 409, not a 500, when an explicit id took the last one PostgreSQL can allocate."""
+    try:
+        yield
+    except ZeroDivisionError as exc:
+        if getattr(exc.orig, "sqlstate", None) != SEQUENCE_LIMIT_EXCEEDED:
+            raise
+        raise _no_id_left(what) from exc
+
+
+def check_allocated_ids(ids: Iterable[int | None], what: str) -> None:
+    """SQLite allocates ids past ``MAX_ID`` instead of failing: refuse them the same way."""
+    return
 
 
 def use_explicit_id(session: Session, model: Any, obj: Any, data: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
@@ -18,7 +18,13 @@ from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, pos
 from ..models.meta import utcnow
 from .common import apply, flush, get_or_404, parse_datetime
 from .errors import Conflict, FieldProblem, Invalid
-from .ids import use_explicit_id
+from .ids import (
+    allocating_ids,
+    check_allocated_ids,
+    note_explicit_ids,
+    sync_sequences,
+    use_explicit_id,
+)
 
 FIELDS = (
     "title",
@@ -169,6 +175,9 @@ def prepare_post(
     post_type = lookups.post_type(data["type"])
     if post_type is None:
         raise Invalid.field("type", f"unknown post type {data['type']!r}")
+    # Also catches an id given twice in one import: earlier lines are remembered.
+    if "id" in data and lookups.type_of_post(data["id"]) is not None:
+        raise Conflict.field("id", f"{data['id']} is already taken")
     _check_references(lookups, data)
     _check_parent(lookups, post_type, data.get("parent"), None)
 
@@ -269,7 +278,8 @@ def delete_post(session: Session, post: Post) -> None:
             settings.front_page_id = None
         if settings.posts_page_id == post.id:
             settings.posts_page_id = None
-    session.execute(delete(post_terms).where(post_terms.c.post_id == post.id))
+    # The ORM removes the post's term links itself; deleting them here first as well made
+    # it find nothing to delete and fail (StaleDataError, a 500).
     session.delete(post)
     flush(session, "post")
 
@@ -281,11 +291,16 @@ def insert_prepared(session: Session, rows: list[dict[str, Any]], terms: list[li
     links: list[dict[str, int]] = []
     if explicit:
         session.execute(insert(Post), explicit)
+        # PostgreSQL: the ids allocated below must come after these explicit ones.
+        note_explicit_ids(session, Post.__table__)
+        sync_sequences(session)
     if implicit:
         # RETURNING gives the new ids in insert order on both databases.
-        ids = session.scalars(
-            insert(Post).returning(Post.id, sort_by_parameter_order=True), implicit
-        ).all()
+        with allocating_ids("post"):
+            ids = session.scalars(
+                insert(Post).returning(Post.id, sort_by_parameter_order=True), implicit
+            ).all()
+        check_allocated_ids(ids, "post")
         for row, new_id in zip(implicit, ids, strict=True):
             row["id"] = new_id
     for row, term_ids in zip(rows, terms, strict=True):

@@ -52,7 +52,9 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     if data.get("site_url"):
         data = {**data, "site_url": data["site_url"].rstrip("/")}
     if "allowed_image_hosts" in data:
-        data = {**data, "allowed_image_hosts": [h.lower() for h in data["allowed_image_hosts"]]}
+        # Host names ignore case: "CDN.example.com" and "cdn.example.com" are one host.
+        hosts = dict.fromkeys(h.lower() for h in data["allowed_image_hosts"])
+        data = {**data, "allowed_image_hosts": list(hosts)}
     apply(settings, data, FIELDS)
     if settings.front_page_id is not None and settings.front_page_id == settings.posts_page_id:
         raise Invalid.field("posts_page_id", "the posts page cannot also be the front page")

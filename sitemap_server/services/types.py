@@ -30,7 +30,7 @@ def create_post_type(session: Session, data: dict[str, Any]) -> PostType:
     ensure_free(session, PostType.name, data["name"], "name")
     hierarchical = data.get("hierarchical", False)
     default = "/{type}/{path}/" if hierarchical else "/{type}/{slug}/"
-    pattern = data.get("permalink_pattern") or default
+    pattern = data.get("permalink_pattern", default)
     _check_pattern(pattern)
     post_type = PostType(
         name=data["name"],

@@ -1,0 +1,50 @@
+"""Import-line validation: the fast check and the detailed messages agree."""
+
+import pytest
+
+from sitemap_server.api.schema import build_spec, import_line_validator
+
+validate = import_line_validator(build_spec())
+
+
+def test_a_valid_line_has_no_problems():
+    line = {"post": {"type": "post", "title": "Hi", "published_at": "2024-01-01T00:00:00Z"}}
+    assert validate(line) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "message"),
+    [
+        ({"post": {"type": "post"}}, "post/title", "is required"),
+        ({"post": {"type": "post", "title": "x", "colour": "red"}}, "post/colour", "is not a known field"),
+        ({"post": {"type": "post", "title": 5}}, "post/title", "must be a string"),
+        ({"post": {"type": "post", "title": "x", "status": "live"}}, "post/status", "must be one of"),
+        (
+            {"post": {"type": "post", "title": "x", "canonical": "ftp://a.test/"}},
+            "post/canonical",
+            "http:// or https://",
+        ),
+        (
+            {"post": {"type": "post", "title": "x", "canonical": "https://a.test/" + "a" * 2100}},
+            "post/canonical",
+            "longer than 2047",
+        ),
+        (
+            {"post": {"type": "post", "title": "x", "published_at": "2024-01-01T00:00:00"}},
+            "post/published_at",
+            "UTC offset",
+        ),
+        ({"post": {"type": "post", "title": "x", "terms": [1, "2"]}}, "post/terms/1", "integer"),
+        ({"author": {"slug": "Bad Slug", "name": "x"}}, "author/slug", "pattern"),
+        ({"gadget": {}}, "gadget", "is not a known field"),
+    ],
+)
+def test_problems_name_the_field(line, field, message):
+    problems = validate(line)
+    assert problems, "the line should have been refused"
+    assert any(p.field == field and message in p.message for p in problems), problems
+
+
+def test_a_line_must_create_exactly_one_thing():
+    problems = validate({"author": {"slug": "a", "name": "A"}, "term": {"taxonomy": "category", "name": "x"}})
+    assert [p.message for p in problems] == ["must have exactly one key"]
