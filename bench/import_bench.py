@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sqlalchemy import MetaData, create_engine, func, select, text
+from sqlalchemy import MetaData, create_engine, text
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -33,10 +33,15 @@ def generate(path: Path, posts: int, authors: int, terms: int) -> None:
     rng = random.Random(1)
     with path.open("w") as out:
         for n in range(1, authors + 1):
-            out.write(json.dumps({"author": {"id": n, "slug": f"author-{n}", "name": f"Author {n}"}}) + "\n")
+            out.write(
+                json.dumps({"author": {"id": n, "slug": f"author-{n}", "name": f"Author {n}"}})
+                + "\n"
+            )
         for n in range(1, terms + 1):
             taxonomy = "category" if n <= terms // 10 else "post_tag"
-            out.write(json.dumps({"term": {"id": n, "taxonomy": taxonomy, "name": f"Term {n}"}}) + "\n")
+            out.write(
+                json.dumps({"term": {"id": n, "taxonomy": taxonomy, "name": f"Term {n}"}}) + "\n"
+            )
         for n in range(1, posts + 1):
             day = 1 + n % 28
             post = {
@@ -47,7 +52,9 @@ def generate(path: Path, posts: int, authors: int, terms: int) -> None:
                 "published_at": f"2024-{1 + n % 12:02d}-{day:02d}T10:{n % 60:02d}:00+00:00",
                 "content": f'<p>Text {n}.</p><img src="/uploads/{n}.jpg" alt="">',
                 "featured_image": f"/uploads/featured-{n}.jpg",
-                "terms": sorted({1 + n % (terms // 10), terms // 10 + 1 + n % (terms - terms // 10)}),
+                "terms": sorted(
+                    {1 + n % (terms // 10), terms // 10 + 1 + n % (terms - terms // 10)}
+                ),
             }
             out.write(json.dumps({"post": post}) + "\n")
 
@@ -70,14 +77,20 @@ def fresh_database(url: str, ini: Path) -> None:
         meta.drop_all(conn)
         conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
     engine.dispose()
-    subprocess.run([BIN / "sitemap-server", "--config", ini, "migrate"], check=True, capture_output=True)
+    subprocess.run(
+        [BIN / "sitemap-server", "--config", ini, "migrate"], check=True, capture_output=True
+    )
 
 
 def run_once(url: str, ini: Path, data: Path, posts: int) -> tuple[float, int]:
     fresh_database(url, ini)
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    subprocess.run([BIN / "sitemap-server", "--config", ini, "import", "-q", data], check=True, capture_output=True)
+    subprocess.run(
+        [BIN / "sitemap-server", "--config", ini, "import", "-q", data],
+        check=True,
+        capture_output=True,
+    )
     elapsed = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     engine = create_engine(url)
@@ -112,8 +125,10 @@ def main() -> None:
             for run in range(1, args.runs + 1):
                 elapsed, peak_kb = run_once(url, ini, data, args.posts)
                 times.append(elapsed)
-                print(f"{name:10} run {run}: {elapsed:6.1f} s  {args.posts / elapsed:8.0f} posts/s  "
-                      f"peak RSS (largest child so far) {peak_kb / 1024:.0f} MB")
+                print(
+                    f"{name:10} run {run}: {elapsed:6.1f} s  {args.posts / elapsed:8.0f} posts/s  "
+                    f"peak RSS (largest child so far) {peak_kb / 1024:.0f} MB"
+                )
             median = statistics.median(times)
             print(f"{name:10} median: {median:6.1f} s  {args.posts / median:8.0f} posts/s")
 

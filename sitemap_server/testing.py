@@ -27,6 +27,13 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SITE_URL = "http://sitemaps.test"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # The application reads these to override its settings; in a developer's shell they
+    # could point the app under test at a real database while the fixtures use the test one.
+    for name in ("SITEMAP_SERVER_DATABASE_URL", "SITEMAP_SERVER_SITE_URL", "SITEMAP_SERVER_CONFIG"):
+        os.environ.pop(name, None)
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     url = os.environ.get(TEST_DATABASE_ENV)
     return f"sitemap-server database: {url or 'SQLite (temporary file)'}"

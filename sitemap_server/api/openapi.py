@@ -21,6 +21,7 @@ from pyramid.config.views import ViewDeriverInfo
 from pyramid.request import Request
 from pyramid.response import Response
 
+from ..services.common import nul_problems
 from ..services.errors import FieldProblem
 from .schema import FORMATS, schema_problems, type_names
 
@@ -37,6 +38,11 @@ class RequestInvalid(Exception):
         self.errors = errors
 
 
+def operation_method(request: Request) -> str:
+    """The document's name of the request's method: HEAD is answered as GET (RFC 9110)."""
+    return "get" if request.method == "HEAD" else request.method.lower()
+
+
 class _OpenAPIRequest:
     """What openapi-core needs to know about a Pyramid request."""
 
@@ -51,7 +57,7 @@ class _OpenAPIRequest:
         self.host_url = request.host_url
         self.path = request.path
         self.path_pattern = request.script_name + request.matched_route.pattern
-        self.method = request.method.lower()
+        self.method = operation_method(request)
         # A streamed body (POST /api/import) is gone once the view has read it, and
         # checking a response needs only the operation, not what was sent.
         self.body = request.body if with_body else b""
@@ -110,7 +116,7 @@ class OpenAPI:
 
     def validate_request(self, request: Request) -> Any:
         pattern = request.matched_route.pattern
-        known = self.query_names.get((pattern, request.method.lower()), set())
+        known = self.query_names.get((pattern, operation_method(request)), set())
         unknown = [name for name in request.GET if name not in known]
         if unknown:
             raise RequestInvalid(
@@ -121,9 +127,13 @@ class OpenAPI:
         if request.body and "json" in (request.content_type or ""):
             # Checked here first: openapi-core lets a RecursionError through.
             try:
-                json.loads(request.body)
+                parsed = json.loads(request.body)
             except (ValueError, RecursionError) as exc:
                 raise RequestInvalid(400, f"the body is not valid JSON: {exc}"[:300], []) from None
+            nul = nul_problems(request.body, parsed)
+            if nul:
+                detail = "; ".join(f"{p.field or 'body'}: {p.message}" for p in nul)
+                raise RequestInvalid(400, detail[:300], nul)
         result = self.request_unmarshaller.unmarshal(_OpenAPIRequest(request))
         if result.errors:
             raise _translate(result.errors)
@@ -131,7 +141,7 @@ class OpenAPI:
 
     def response_problems(self, request: Request, response: Response) -> list[str]:
         """What is wrong with a response to a documented operation (tests check them all)."""
-        if (request.matched_route.pattern, request.method.lower()) not in self.query_names:
+        if (request.matched_route.pattern, operation_method(request)) not in self.query_names:
             return []
         errors = self.response_validator.iter_errors(
             _OpenAPIRequest(request, with_body=False), _OpenAPIResponse(response)

@@ -33,11 +33,15 @@ class ServiceError(Exception):
     def field(cls, field: str, message: str) -> ServiceError:
         return cls(f"{field}: {message}", [FieldProblem(field, message)])
 
-    def at_line(self, line: int) -> ServiceError:
-        """The same error, located on line ``line`` of an import."""
-        errors = [FieldProblem(e.field, e.message, line) for e in self.errors] or [
-            FieldProblem(None, self.detail, line)
-        ]
+    def at_line(self, line: int, kind: str) -> ServiceError:
+        """The same error, located on line ``line`` of an import, in its ``kind`` object.
+
+        Fields are named as the line names them (``post/author``), like schema errors.
+        """
+        errors = [
+            FieldProblem(f"{kind}/{e.field}" if e.field else kind, e.message, line)
+            for e in self.errors
+        ] or [FieldProblem(kind, self.detail, line)]
         return type(self)(f"line {line}: {self.detail}", errors)
 
 

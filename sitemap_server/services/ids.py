@@ -29,7 +29,7 @@ def allocating_ids(what: str) -> Iterator[None]:
     """A 409, not a 500, when an explicit id took the last one PostgreSQL can allocate."""
     try:
         yield
-    except ZeroDivisionError as exc:
+    except DataError as exc:
         if getattr(exc.orig, "sqlstate", None) != SEQUENCE_LIMIT_EXCEEDED:
             raise
         raise _no_id_left(what) from exc
@@ -37,7 +37,8 @@ def allocating_ids(what: str) -> Iterator[None]:
 
 def check_allocated_ids(ids: Iterable[int | None], what: str) -> None:
     """SQLite allocates ids past ``MAX_ID`` instead of failing: refuse them the same way."""
-    return
+    if any(new_id is not None and new_id > MAX_ID for new_id in ids):
+        raise _no_id_left(what)
 
 
 def use_explicit_id(session: Session, model: Any, obj: Any, data: dict[str, Any]) -> None:

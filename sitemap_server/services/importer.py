@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from ..models import Post
 from . import authors, terms, types
+from .common import nul_problems
 from .errors import FieldProblem, Invalid, ServiceError
 from .ids import note_explicit_ids, sync_sequences
 from .posts import Lookups, base_slug, insert_prepared, prepare_post
@@ -72,7 +73,7 @@ class _PostBatch:
             try:
                 row, term_ids = prepare_post(self.lookups, data)
             except ServiceError as exc:
-                raise exc.at_line(line) from None
+                raise exc.at_line(line, "post") from None
             rows.append(row)
             links.append(term_ids)
         if any("id" in row for row in rows):
@@ -122,7 +123,7 @@ def import_lines(
                 f"line {number} is not valid JSON: {exc}"[:300],
                 [FieldProblem(None, "not valid JSON", number)],
             ) from None
-        problems = validate(item)
+        problems = nul_problems(raw, item) or validate(item)
         if problems:
             located = [FieldProblem(p.field, p.message, number) for p in problems]
             first = located[0]
@@ -135,7 +136,7 @@ def import_lines(
         try:
             _create_other(session, lookups, kind, data)
         except ServiceError as exc:
-            raise exc.at_line(number) from None
+            raise exc.at_line(number, kind) from None
         report.created[kind] += 1
     posts.flush()
     sync_sequences(session)

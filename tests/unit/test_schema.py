@@ -16,9 +16,17 @@ def test_a_valid_line_has_no_problems():
     ("line", "field", "message"),
     [
         ({"post": {"type": "post"}}, "post/title", "is required"),
-        ({"post": {"type": "post", "title": "x", "colour": "red"}}, "post/colour", "is not a known field"),
+        (
+            {"post": {"type": "post", "title": "x", "colour": "red"}},
+            "post/colour",
+            "is not a known field",
+        ),
         ({"post": {"type": "post", "title": 5}}, "post/title", "must be a string"),
-        ({"post": {"type": "post", "title": "x", "status": "live"}}, "post/status", "must be one of"),
+        (
+            {"post": {"type": "post", "title": "x", "status": "live"}},
+            "post/status",
+            "must be one of",
+        ),
         (
             {"post": {"type": "post", "title": "x", "canonical": "ftp://a.test/"}},
             "post/canonical",
@@ -46,5 +54,7 @@ def test_problems_name_the_field(line, field, message):
 
 
 def test_a_line_must_create_exactly_one_thing():
-    problems = validate({"author": {"slug": "a", "name": "A"}, "term": {"taxonomy": "category", "name": "x"}})
+    problems = validate(
+        {"author": {"slug": "a", "name": "A"}, "term": {"taxonomy": "category", "name": "x"}}
+    )
     assert [p.message for p in problems] == ["must have exactly one key"]

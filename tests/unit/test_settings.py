@@ -27,7 +27,10 @@ def test_environment_wins_over_the_ini_file():
 def test_an_empty_ini_value_falls_back_to_the_environment():
     settings = normalize(
         {"sqlalchemy.url": "", "sitemap_server.site_url": ""},
-        environ={"SITEMAP_SERVER_DATABASE_URL": "sqlite://", "SITEMAP_SERVER_SITE_URL": "http://x.test"},
+        environ={
+            "SITEMAP_SERVER_DATABASE_URL": "sqlite://",
+            "SITEMAP_SERVER_SITE_URL": "http://x.test",
+        },
     )
     assert settings["sqlalchemy.url"] == "sqlite://"
 

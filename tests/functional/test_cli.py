@@ -1,0 +1,258 @@
+"""The ``sitemap-server`` command (S-702 tokens, S-704 import, S-801 migrations, demo)."""
+
+import io
+import json
+import logging
+import sys
+
+import pytest
+from sqlalchemy import func, select
+from webtest import TestApp
+
+from sitemap_server import migrations
+from sitemap_server.cli import main
+from sitemap_server.models import ApiToken, Author, Post
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging():
+    """The command configures logging from the ini file; put the test run's back."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.fixture
+def cli(ini_file, clean_database, capsys):
+    """Run the command on the test database: (exit status, stdout, stderr)."""
+
+    def run(*args):
+        status = main(["--config", str(ini_file), *map(str, args)])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+class Terminal(io.StringIO):
+    """Standard error as a terminal, where the progress bar is drawn."""
+
+    def isatty(self):
+        return True
+
+
+def lines_file(path, *lines):
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+# Tokens ------------------------------------------------------------------------------------
+
+
+def test_token_create_prints_a_token_that_works(cli, wsgi_app):
+    status, out, err = cli("token", "create", "ci")
+    assert status == 0
+    token = out.strip()
+    assert out == token + "\n"  # only the token on stdout, for scripts
+    assert "shown only this once" in err
+
+    app = TestApp(wsgi_app)
+    app.get("/api/posts", status=401)
+    app.authorization = ("Bearer", token)
+    assert app.get("/api/posts", status=200).json["total"] == 0
+
+
+def test_each_token_is_different_and_only_its_hash_is_stored(cli, dbsession):
+    first = cli("token", "create", "alice")[1].strip()
+    second = cli("token", "create", "bob")[1].strip()
+    assert first != second
+    stored = {row.name: row.token_hash for row in dbsession.scalars(select(ApiToken))}
+    assert set(stored) == {"alice", "bob"}
+    assert first not in stored.values() and second not in stored.values()
+
+
+def test_token_create_twice_with_one_name_fails(cli, dbsession):
+    cli("token", "create", "ci")
+    status, out, err = cli("token", "create", "ci")
+    assert status == 1
+    assert out == ""
+    assert "ci" in err
+    assert dbsession.scalar(select(func.count()).select_from(ApiToken)) == 1
+
+
+def test_token_list_shows_names_only(cli):
+    secrets = [cli("token", "create", name)[1].strip() for name in ("deploy", "alice")]
+    status, out, _err = cli("token", "list")
+    assert status == 0
+    listed = out.splitlines()
+    assert [line.split("\t")[0] for line in listed] == ["alice", "deploy"]
+    for secret in secrets:
+        assert secret not in out
+        assert secret.removeprefix("sms_") not in out
+
+
+def test_token_list_when_there_are_none(cli):
+    status, out, err = cli("token", "list")
+    assert (status, out) == (0, "")
+    assert "token create" in err
+
+
+def test_token_revoke(cli, wsgi_app):
+    token = cli("token", "create", "ci")[1].strip()
+    app = TestApp(wsgi_app)
+    app.authorization = ("Bearer", token)
+    app.get("/api/posts", status=200)
+
+    status, _out, err = cli("token", "revoke", "ci")
+    assert status == 0
+    assert "revoked" in err
+    app.get("/api/posts", status=401)
+    assert cli("token", "list")[1] == ""
+
+
+def test_revoking_an_unknown_token_fails(cli, db_snapshot):
+    cli("token", "create", "ci")
+    before = db_snapshot()
+    status, out, err = cli("token", "revoke", "nobody")
+    assert status != 0
+    assert out == ""
+    assert "nobody" in err
+    assert db_snapshot() == before
+
+
+# Import ------------------------------------------------------------------------------------
+
+
+def test_import_shows_progress_and_a_summary(cli, tmp_path, monkeypatch, dbsession):
+    path = lines_file(
+        tmp_path / "site.ndjson",
+        {"author": {"id": 1, "slug": "ada", "name": "Ada"}},
+        *[{"post": {"type": "post", "title": f"Post {n}", "author": 1}} for n in range(300)],
+    )
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    status, out, _err = cli("import", path)
+    assert status == 0
+    assert out == "imported 301 lines: 1 author, 300 post\n"
+    progress = terminal.getvalue()
+    assert "importing" in progress
+    assert "100%" in progress
+    assert dbsession.scalar(select(func.count()).select_from(Post)) == 300
+    assert dbsession.scalar(select(Post.author_id).limit(1)) == 1
+
+
+def test_import_quiet_draws_no_progress_bar(cli, tmp_path, monkeypatch):
+    path = lines_file(tmp_path / "a.ndjson", {"author": {"slug": "ada", "name": "Ada"}})
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    status, out, _err = cli("import", "--quiet", path)
+    assert (status, out) == (0, "imported 1 lines: 1 author\n")
+    assert terminal.getvalue() == ""
+
+
+def test_import_from_standard_input(cli, monkeypatch, dbsession):
+    body = b'{"author": {"slug": "ada", "name": "Ada"}}\n'
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(body)))
+    status, out, _err = cli("import", "-q", "-")
+    assert (status, out) == (0, "imported 1 lines: 1 author\n")
+    assert dbsession.scalars(select(Author.slug)).all() == ["ada"]
+
+
+def test_a_bad_file_exits_1_and_changes_nothing(cli, tmp_path, db_snapshot):
+    path = lines_file(
+        tmp_path / "bad.ndjson",
+        {"author": {"slug": "ada", "name": "Ada"}},
+        *[{"post": {"type": "post", "title": f"Post {n}"}} for n in range(1500)],
+        {"post": {"type": "post", "title": "Who", "author": 999}},
+    )
+    before = db_snapshot()
+    status, out, err = cli("import", "-q", path)
+    assert status == 1
+    assert out == ""
+    assert "line 1502" in err
+    assert "author" in err
+    assert "nothing was changed" in err
+    assert db_snapshot() == before
+
+
+def test_import_of_a_missing_file_exits_2(cli, tmp_path, db_snapshot):
+    before = db_snapshot()
+    status, out, err = cli("import", tmp_path / "nope.ndjson")
+    assert (status, out) == (2, "")
+    assert "nope.ndjson" in err
+    assert db_snapshot() == before
+
+
+# Migrations and demo content ---------------------------------------------------------------
+
+
+def test_migrate_on_a_migrated_database_changes_nothing(cli, ini_file, db_snapshot):
+    before = db_snapshot()
+    status, out, _err = cli("migrate")
+    assert status == 0
+    heads = migrations.current_heads(ini_file)
+    assert heads
+    assert out == f"database is at {', '.join(heads)}\n"
+    assert db_snapshot() == before  # alembic_version included
+
+
+def test_seed_demo_creates_a_site_and_if_empty_keeps_it(cli, api, db_snapshot):
+    status, out, _err = cli("seed-demo", "--posts", "20")
+    assert status == 0
+    assert out.startswith("demo site seeded:")
+
+    def count(**params):
+        return api.get("/api/posts", params={"per_page": 1, **params}).json["total"]
+
+    assert count(type="post") >= 20
+    assert count(type="page") >= 5
+    assert count(type="product") > 0
+    assert api.get("/api/authors").json["total"] >= 2
+    assert api.get("/api/terms", params={"taxonomy": "category"}).json["total"] > 0
+    assert api.get("/api/settings").json["front_page"] == "page"
+
+    before = db_snapshot()
+    status, out, _err = cli("seed-demo", "--if-empty")
+    assert status == 0
+    assert "nothing seeded" in out
+    assert db_snapshot() == before
+
+
+def test_seed_demo_if_empty_seeds_an_empty_site(cli, dbsession):
+    status, _out, _err = cli("seed-demo", "--if-empty", "--posts", "5")
+    assert status == 0
+    assert dbsession.scalar(select(func.count()).select_from(Post)) > 5
+
+
+# Configuration -----------------------------------------------------------------------------
+
+
+def test_a_missing_config_file_exits_2_with_one_line(tmp_path, capsys):
+    status = main(["--config", str(tmp_path / "nowhere.ini"), "token", "list"])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "nowhere.ini" in err
+    assert "Traceback" not in err
+
+
+def test_a_config_without_the_database_exits_2_naming_the_setting(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SITEMAP_SERVER_DATABASE_URL", raising=False)
+    config = tmp_path / "empty.ini"
+    config.write_text("[app:main]\nuse = egg:sitemap-server\nsqlalchemy.url =\n")
+    status = main(["--config", str(config), "token", "list"])
+    _out, err = capsys.readouterr()
+    assert status == 2
+    assert "sqlalchemy.url" in err
+    assert "SITEMAP_SERVER_DATABASE_URL" in err
+    assert err.count("\n") == 1
+
+
+def test_unknown_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["frobnicate"])
+    assert exited.value.code == 2
+    assert "usage:" in capsys.readouterr().err

@@ -1,0 +1,152 @@
+"""``pserve production.ini`` really serves the API over HTTP (S-801)."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from sitemap_server.testing import PROJECT_ROOT
+
+pytestmark = pytest.mark.slow
+
+PSERVE = Path(sys.executable).parent / "pserve"
+SITE_URL = "https://www.example.test"
+STARTUP_SECONDS = 30
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def environment(**variables):
+    """The test run's environment without any SITEMAP_SERVER_* setting, plus ``variables``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SITEMAP_SERVER_")}
+    env.update(variables)
+    return env
+
+
+def pserve_production(port):
+    return [str(PSERVE), "production.ini", f"listen=127.0.0.1:{port}"]
+
+
+@pytest.fixture
+def server(database_url, clean_database, tmp_path):
+    """A running ``pserve production.ini`` on the test database: its base URL."""
+    port = free_port()
+    log = tmp_path / "pserve.log"
+    env = environment(SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=SITE_URL)
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            pserve_production(port),
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"pserve exited with {process.returncode}:\n{log.read_text()}")
+            try:
+                requests.get(f"{base}/api/openapi.json", timeout=2)
+                break
+            except requests.ConnectionError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"pserve did not answer in {STARTUP_SECONDS} s:\n{log.read_text()}")
+                time.sleep(0.1)  # polling the starting server, bounded by the deadline
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_serves_the_openapi_document(server):
+    response = requests.get(f"{server}/api/openapi.json", timeout=10)
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert "/api/posts" in response.json()["paths"]
+
+
+def test_serves_authenticated_api_requests(server, api):
+    api.post_json("/api/posts", {"type": "post", "title": "Over HTTP", "status": "publish"})
+    token = api.authorization[1]
+
+    response = requests.get(
+        f"{server}/api/posts", headers={"Authorization": f"Bearer {token}"}, timeout=10
+    )
+    assert response.status_code == 200
+    posts = response.json()
+    assert posts["total"] == 1
+    # The site URL came from SITEMAP_SERVER_SITE_URL.
+    assert posts["items"][0]["permalink"].startswith(f"{SITE_URL}/")
+
+    refused = requests.get(f"{server}/api/posts", timeout=10)
+    assert refused.status_code == 401
+    assert refused.headers["WWW-Authenticate"] == "Bearer"
+    assert refused.headers["Content-Type"].startswith("application/problem+json")
+
+
+def test_serves_writes_over_http(server, api_token, dbsession):
+    response = requests.post(
+        f"{server}/api/authors",
+        json={"slug": "ada", "name": "Ada"},
+        headers={"Authorization": f"Bearer {api_token}"},
+        timeout=10,
+    )
+    assert response.status_code == 201
+    assert response.headers["Location"].endswith(f"/api/authors/{response.json()['id']}")
+
+
+def test_import_over_http_streams_the_body(server, api_token, api):
+    lines = "".join(
+        f'{{"post": {{"type": "post", "title": "Post {n}", "slug": "p-{n}"}}}}\n'
+        for n in range(2000)
+    )
+    response = requests.post(
+        f"{server}/api/import",
+        data=lines.encode(),
+        headers={"Authorization": f"Bearer {api_token}", "Content-Type": "application/x-ndjson"},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    assert response.json() == {"lines": 2000, "created": {"post": 2000}}
+    assert api.get("/api/posts", params={"per_page": 1}).json["total"] == 2000
+
+
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [
+        ([], "SITEMAP_SERVER_DATABASE_URL"),
+        (["SITEMAP_SERVER_SITE_URL"], "SITEMAP_SERVER_DATABASE_URL"),
+        (["SITEMAP_SERVER_DATABASE_URL"], "SITEMAP_SERVER_SITE_URL"),
+    ],
+    ids=["nothing", "no-database", "no-site-url"],
+)
+def test_production_ini_without_the_environment_does_not_start(given, missing, tmp_path):
+    values = {
+        "SITEMAP_SERVER_DATABASE_URL": f"sqlite:///{tmp_path / 'unused.sqlite'}",
+        "SITEMAP_SERVER_SITE_URL": SITE_URL,
+    }
+    finished = subprocess.run(
+        pserve_production(free_port()),
+        cwd=PROJECT_ROOT,
+        env=environment(**{name: values[name] for name in given}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode != 0
+    assert missing in finished.stderr
