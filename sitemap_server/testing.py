@@ -192,3 +192,18 @@ def db_snapshot(clean_database: Engine) -> Callable[[], dict[str, list[tuple[Any
             }
 
     return snapshot
+
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def assert_problem(response: Any, status: int, field: str | None = None) -> dict[str, Any]:
+    """A problem-details answer with ``status``, naming ``field`` when one is given."""
+    assert response.status_int == status
+    assert response.content_type == PROBLEM_JSON
+    body: dict[str, Any] = response.json
+    assert body["status"] == status
+    assert body["title"]
+    if field is not None:
+        assert field in [e.get("field") for e in body.get("errors", [])], body
+    return body

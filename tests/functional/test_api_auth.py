@@ -9,8 +9,7 @@ from sqlalchemy import select
 
 from sitemap_server.models import ApiToken, get_session_factory
 from sitemap_server.services.tokens import create_token, revoke_token
-
-PROBLEM_JSON = "application/problem+json"
+from sitemap_server.testing import PROBLEM_JSON
 
 # A valid body for each operation, so that a request let through by mistake would change
 # something (and the snapshot would show it).

@@ -7,18 +7,10 @@ from webtest import TestApp
 
 from sitemap_server import main
 from sitemap_server.services import authors
+from sitemap_server.testing import assert_problem
 
-PROBLEM_JSON = "application/problem+json"
 NDJSON = "application/x-ndjson"
 DEEP = b"[" * 100_000 + b"]" * 100_000
-
-
-def assert_problem(response, status):
-    assert response.status_int == status
-    assert response.content_type == PROBLEM_JSON
-    assert response.json["status"] == status
-    assert response.json["title"]
-    return response.json
 
 
 @pytest.fixture

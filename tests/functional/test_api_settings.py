@@ -4,8 +4,7 @@ import pytest
 from sqlalchemy import select
 
 from sitemap_server.models import SiteSettings
-
-PROBLEM_JSON = "application/problem+json"
+from sitemap_server.testing import assert_problem
 
 DEFAULTS = {
     "site_url": "http://sitemaps.test",
@@ -19,15 +18,6 @@ DEFAULTS = {
     "posts_page_id": None,
     "allowed_image_hosts": [],
 }
-
-
-def assert_problem(response, status, field=None):
-    """A problem-details answer with ``status``, naming ``field`` when one is given."""
-    assert response.status_int == status
-    assert response.content_type == PROBLEM_JSON
-    assert response.json["status"] == status
-    if field is not None:
-        assert field in [e.get("field") for e in response.json.get("errors", [])]
 
 
 def create_post(api, **fields):

@@ -4,17 +4,7 @@ import pytest
 from sqlalchemy import select
 
 from sitemap_server.models import post_terms
-
-PROBLEM_JSON = "application/problem+json"
-
-
-def assert_problem(response, status, field=None):
-    """A problem-details answer with ``status``, naming ``field`` when one is given."""
-    assert response.status_int == status
-    assert response.content_type == PROBLEM_JSON
-    assert response.json["status"] == status
-    if field is not None:
-        assert field in [e.get("field") for e in response.json.get("errors", [])]
+from sitemap_server.testing import assert_problem
 
 
 def create_term(api, taxonomy="category", name="News", **fields):

@@ -6,9 +6,9 @@ import pytest
 from sqlalchemy import func, select
 
 from sitemap_server.models import Author, Post, Term, post_terms
+from sitemap_server.testing import PROBLEM_JSON
 
 NDJSON = "application/x-ndjson"
-PROBLEM_JSON = "application/problem+json"
 KINDS = ("post_type", "taxonomy", "author", "term", "post")
 
 
