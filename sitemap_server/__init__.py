@@ -6,14 +6,22 @@ from typing import Any
 
 from pyramid.config import Configurator
 
+from .hookspecs import hookimpl
+from .plugins import PLUGIN_MANAGER, from_settings
 from .settings import normalize
+
+__all__ = ["hookimpl", "main"]
 
 
 def main(global_config: dict[str, Any], **settings: Any) -> Any:
     """The WSGI application (``paste.app_factory``): include and scan, nothing else."""
     normalize(settings)
+    plugins = from_settings(settings)
+    settings[PLUGIN_MANAGER] = plugins
     with Configurator(settings=settings) as config:
         config.include(".models")  # request.dbsession, pyramid_tm
         config.include(".api")  # /api/*: admin REST API, OpenAPI document, bearer tokens
+        config.include(".sitemaps.views")  # the sitemaps, their XSL, robots.txt
         config.scan()
+        plugins.hook.sitemap_configure(config=config)
     return config.make_wsgi_app()

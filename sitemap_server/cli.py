@@ -44,7 +44,7 @@ def database(settings: dict[str, Any]) -> Iterator[Session]:
     engine = get_engine(settings)
     try:
         with transaction.manager:
-            yield get_tm_session(get_session_factory(engine), transaction.manager)
+            yield get_tm_session(get_session_factory(engine, settings), transaction.manager)
     finally:
         engine.dispose()
 

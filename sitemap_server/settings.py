@@ -37,6 +37,10 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(name for name in value.replace(",", " ").split() if name)
+
+
 def _bool(value: str) -> bool:
     return asbool(value)
 
@@ -89,6 +93,37 @@ SETTINGS: tuple[Setting, ...] = (
         "5000",
         _positive_int,
         doc="How long a SQLite writer waits for the lock before failing.",
+    ),
+    Setting(
+        "sitemap_server.cache_control",
+        "public, no-cache",
+        str,
+        doc="Cache-Control of sitemap and XSL responses. The default lets caches keep a copy "
+        "but revalidate it (a cheap 304) on every use, so nobody is served a stale sitemap.",
+    ),
+    Setting(
+        "sitemap_server.render_cache_bytes",
+        str(64 * 1024 * 1024),
+        _positive_int,
+        doc="Memory per process for rendered sitemaps, reused while their content version holds.",
+    ),
+    Setting(
+        "sitemap_server.disabled_plugins",
+        "",
+        _names,
+        doc="Entry-point names of installed plugins to leave out (space or comma separated).",
+    ),
+    Setting(
+        "sitemap_server.extra_plugins",
+        "",
+        _names,
+        doc="Dotted names of modules to register as plugins without packaging them.",
+    ),
+    Setting(
+        "sitemap_server.load_entrypoints",
+        "true",
+        _bool,
+        doc="Load the plugins installed under the sitemap_server entry-point group.",
     ),
     Setting(
         "sitemap_server.sql_echo",

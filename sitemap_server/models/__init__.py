@@ -20,8 +20,10 @@ from .auth import ApiToken
 from .content import Author, Post, PostStatus, PostType, Robots, Taxonomy, Term, post_terms
 from .meta import Base, metadata
 from .site import SiteSettings
+from .sitemaps import SITE, SitemapEntry, SitemapPage, SitemapVersion
 
 __all__ = [
+    "SITE",
     "ApiToken",
     "Author",
     "Base",
@@ -30,6 +32,9 @@ __all__ = [
     "PostType",
     "Robots",
     "SiteSettings",
+    "SitemapEntry",
+    "SitemapPage",
+    "SitemapVersion",
     "Taxonomy",
     "Term",
     "get_engine",
@@ -68,8 +73,17 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
         cursor.close()
 
 
-def get_session_factory(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(bind=engine)
+def get_session_factory(
+    engine: Engine, settings: dict[str, Any] | None = None
+) -> sessionmaker[Session]:
+    """Sessions that know the plugins and the configured site URL (the write path needs both)."""
+    info: dict[str, Any] = {}
+    if settings is not None:
+        from ..plugins import PLUGIN_MANAGER, from_settings
+
+        info[PLUGIN_MANAGER] = settings.get(PLUGIN_MANAGER) or from_settings(settings)
+        info["sitemap_server.site_url"] = settings.get("sitemap_server.site_url")
+    return sessionmaker(bind=engine, info=info)
 
 
 def get_tm_session(
@@ -91,7 +105,7 @@ def includeme(config: Configurator) -> None:
     config.include("pyramid_tm")
 
     engine = get_engine(settings)
-    session_factory = get_session_factory(engine)
+    session_factory = get_session_factory(engine, settings)
     config.registry["dbsession_factory"] = session_factory
     config.registry["dbengine"] = engine
 

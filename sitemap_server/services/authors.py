@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..models import Author, Post
-from .common import apply, ensure_free, flush, get_or_404
+from .common import apply, changed, ensure_free, flush, get_or_404
 from .errors import Conflict
 from .ids import use_explicit_id
 
@@ -26,6 +26,7 @@ def create_author(session: Session, data: dict[str, Any]) -> Author:
     apply(author, data, FIELDS)
     session.add(author)
     flush(session, "author")
+    changed(session, authors={author.id})
     return author
 
 
@@ -34,6 +35,7 @@ def update_author(session: Session, author: Author, data: dict[str, Any]) -> Aut
         ensure_free(session, Author.slug, data["slug"], "slug")
     apply(author, data, FIELDS)
     flush(session, "author")
+    changed(session, authors={author.id})
     return author
 
 
@@ -45,3 +47,4 @@ def delete_author(session: Session, author: Author) -> None:
         )
     session.delete(author)
     flush(session, "author")
+    changed(session, authors={author.id})

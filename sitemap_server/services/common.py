@@ -10,6 +10,9 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..plugins import for_session
+from ..sitemaps.changes import record as record_change
+from ..sitemaps.changes import take as take_changes
 from .errors import Conflict, FieldProblem, Invalid, NotFound
 from .ids import allocating_ids, check_allocated_ids, sync_sequences
 
@@ -89,3 +92,17 @@ def flush(session: Session, what: str) -> None:
         raise Conflict(f"{what} conflicts with stored data: {exc.orig}") from exc
     check_allocated_ids((getattr(obj, "id", None) for obj in new), what)
     sync_sequences(session)
+
+
+def changed(session: Session, **what: Any) -> None:
+    """Record what a write changed and run ``sitemap_content_changed`` now."""
+    record_change(session, **what)
+    dispatch_changes(session)
+
+
+def dispatch_changes(session: Session) -> None:
+    """Hand what changed to ``sitemap_content_changed``, in this same transaction."""
+    changes = take_changes(session)
+    if changes:
+        for_session(session).hook.sitemap_content_changed(session=session, changes=changes)
+        session.flush()

@@ -20,8 +20,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ..models import Post
+from ..sitemaps.changes import record
 from . import authors, terms, types
-from .common import nul_problems
+from .common import dispatch_changes, nul_problems
 from .errors import FieldProblem, Invalid, ServiceError
 from .ids import note_explicit_ids, sync_sequences
 from .posts import Lookups, base_slug, insert_prepared, prepare_post
@@ -79,6 +80,13 @@ class _PostBatch:
         if any("id" in row for row in rows):
             note_explicit_ids(self.session, Post.__table__)
         insert_prepared(self.session, rows, links)
+        record(
+            self.session,
+            posts={row["id"] for row in rows},
+            authors={row["author_id"] for row in rows},
+            terms={term for term_ids in links for term in term_ids},
+        )
+        dispatch_changes(self.session)
         self.report.created["post"] += len(rows)
         self.pending.clear()
 

@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 from ..content.slugs import slugify, unique_slug
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
-from .common import apply, flush, get_or_404, parse_datetime
+from ..sitemaps.changes import record
+from .common import apply, changed, flush, get_or_404, parse_datetime
 from .errors import Conflict, FieldProblem, Invalid
 from .ids import (
     allocating_ids,
@@ -235,6 +236,7 @@ def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None 
         post.terms = list(session.scalars(select(Term).where(Term.id.in_(term_ids))))
     session.add(post)
     flush(session, "post")
+    changed(session, posts={post.id}, authors={post.author_id}, terms=set(term_ids))
     return post
 
 
@@ -242,6 +244,13 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     lookups = Lookups(session)
     post_type = session.get_one(PostType, post.type)
     _check_references(lookups, data)
+    # What the post was linked to before counts as changed too (author and term dates).
+    record(
+        session,
+        posts={post.id},
+        authors={post.author_id},
+        terms={t.id for t in post.terms},
+    )
     if "parent" in data:
         _check_parent(lookups, post_type, data["parent"], post.id)
         post.parent_id = data["parent"]
@@ -266,11 +275,18 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     # Saving a post is a modification unless the client says when it happened.
     post.modified_at = parse_datetime(data.get("modified_at"), "modified_at") or utcnow()
     flush(session, "post")
+    changed(session, posts={post.id}, authors={post.author_id}, terms={t.id for t in post.terms})
     return post
 
 
 def delete_post(session: Session, post: Post) -> None:
     """Children move up to the post's parent; settings that named the post are cleared."""
+    record(
+        session,
+        posts={post.id},
+        authors={post.author_id},
+        terms={t.id for t in post.terms},
+    )
     session.execute(update(Post).where(Post.parent_id == post.id).values(parent_id=post.parent_id))
     settings = session.get(SiteSettings, 1)
     if settings is not None:
@@ -282,6 +298,7 @@ def delete_post(session: Session, post: Post) -> None:
     # it find nothing to delete and fail (StaleDataError, a 500).
     session.delete(post)
     flush(session, "post")
+    changed(session)
 
 
 def insert_prepared(session: Session, rows: list[dict[str, Any]], terms: list[list[int]]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ..models import Post, SiteSettings
-from .common import apply, flush
+from .common import apply, changed, flush
 from .errors import Invalid
 
 FIELDS = (
@@ -58,5 +58,8 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     apply(settings, data, FIELDS)
     if settings.front_page_id is not None and settings.front_page_id == settings.posts_page_id:
         raise Invalid.field("posts_page_id", "the posts page cannot also be the front page")
+    modified = session.is_modified(settings)
     flush(session, "settings")
+    if modified:
+        changed(session, everything=True)
     return settings

@@ -9,7 +9,8 @@ from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
 from ..models import Taxonomy, Term
-from .common import apply, ensure_free, flush, get_or_404, require_reference
+from ..sitemaps.changes import record
+from .common import apply, changed, ensure_free, flush, get_or_404, require_reference
 from .errors import Invalid
 from .ids import use_explicit_id
 
@@ -65,10 +66,12 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
     apply(term, data, FIELDS)
     session.add(term)
     flush(session, "term")
+    changed(session, terms={term.id})
     return term
 
 
 def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
+    record(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
     if "slug" in data and data["slug"] != term.slug:
         ensure_free(session, Term.slug, data["slug"], "slug", Term.taxonomy == term.taxonomy)
         term.slug = data["slug"]
@@ -78,11 +81,15 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
         term.parent_id = data["parent"]
     apply(term, data, FIELDS)
     flush(session, "term")
+    changed(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
     return term
 
 
 def delete_term(session: Session, term: Term) -> None:
     """Children move up to the term's parent (as WordPress does); post links go with it."""
+    children = set(session.scalars(select(Term.id).where(Term.parent_id == term.id)))
+    record(session, terms={term.id, *children} | ({term.parent_id} if term.parent_id else set()))
     session.execute(update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id))
     session.delete(term)
     flush(session, "term")
+    changed(session)

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from ..content.permalinks import pattern_problem
 from ..models import Post, PostType, Taxonomy, Term
-from .common import apply, ensure_free, flush, get_or_404
+from .common import apply, changed, ensure_free, flush, get_or_404
 from .errors import Conflict, Invalid
 
 POST_TYPE_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_path")
@@ -44,6 +44,7 @@ def create_post_type(session: Session, data: dict[str, Any]) -> PostType:
     )
     session.add(post_type)
     flush(session, "post type")
+    changed(session, everything=True)
     return post_type
 
 
@@ -59,6 +60,7 @@ def update_post_type(session: Session, post_type: PostType, data: dict[str, Any]
             raise Invalid.field("hierarchical", "some posts of this type have a parent")
     apply(post_type, data, POST_TYPE_FIELDS)
     flush(session, "post type")
+    changed(session, everything=True)
     return post_type
 
 
@@ -70,6 +72,7 @@ def delete_post_type(session: Session, post_type: PostType) -> None:
         raise Conflict(f"post type {post_type.name!r} still has {count} posts")
     session.delete(post_type)
     flush(session, "post type")
+    changed(session, everything=True)
 
 
 def get_taxonomy(session: Session, name: str) -> Taxonomy:
@@ -89,6 +92,7 @@ def create_taxonomy(session: Session, data: dict[str, Any]) -> Taxonomy:
     )
     session.add(taxonomy)
     flush(session, "taxonomy")
+    changed(session, everything=True)
     return taxonomy
 
 
@@ -103,6 +107,7 @@ def update_taxonomy(session: Session, taxonomy: Taxonomy, data: dict[str, Any]) 
         data = {**data, "archive_base": data["archive_base"].strip("/")}
     apply(taxonomy, data, TAXONOMY_FIELDS)
     flush(session, "taxonomy")
+    changed(session, everything=True)
     return taxonomy
 
 
@@ -114,3 +119,4 @@ def delete_taxonomy(session: Session, taxonomy: Taxonomy) -> None:
         raise Conflict(f"taxonomy {taxonomy.name!r} still has {count} terms")
     session.delete(taxonomy)
     flush(session, "taxonomy")
+    changed(session, everything=True)

@@ -1,0 +1,187 @@
+# mypy: disable-error-code="empty-body"
+"""Every hook a sitemap-server plugin can implement.
+
+A plugin is a module or object with functions marked ``@sitemap_server.hookimpl`` whose
+names are the hooks below; it is found through the ``sitemap_server`` entry-point group.
+The built-in sitemaps (post types, authors, taxonomies) are plugins too, registered
+through these same hooks. Hooks are always called with keyword arguments.
+
+``docs/hooks.md`` is generated from these docstrings (``python -m sitemap_server.hookspecs``);
+a test fails when a hook has no docstring, no entry in that file, or no test.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from pyramid.config import Configurator
+    from sqlalchemy import ColumnElement
+    from sqlalchemy.orm import Session
+
+    from .sitemaps.changes import ContentChanges
+    from .sitemaps.entries import Entry
+    from .sitemaps.providers import Provider
+
+PROJECT = "sitemap_server"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def sitemap_providers(session: Session) -> list[Provider]:
+    """Return the sitemap providers this plugin contributes.
+
+    Called when the set of sitemaps is (re)built: at start-up and after a change to post
+    types or taxonomies, with a session to read them. Each provider becomes the documents
+    ``/{name}-sitemap.xml``, ``/{name}-sitemap2.xml`` … and their entries in the index.
+
+    :param session: a database session (read only).
+    :return: a list of providers (may be empty). All results are combined.
+    """
+
+
+@hookspec
+def sitemap_configure(config: Configurator) -> None:
+    """Let the plugin configure the Pyramid application.
+
+    Called once at start-up, after the core's routes. Add routes and views (admin
+    endpoints, an XSL file as a static view) here.
+
+    :param config: the Pyramid ``Configurator``.
+    """
+
+
+@hookspec
+def sitemap_xsl() -> dict[str, str]:
+    """Register XSL stylesheets served by the application.
+
+    Called once at start-up.
+
+    :return: a mapping of URL path (``/video-sitemap.xsl``) to a Pyramid asset spec
+        (``sitemap_server_video:static/video-sitemap.xsl``). Every path is served with
+        ``X-Robots-Tag: noindex, follow``; a provider names its stylesheet by that path.
+    """
+
+
+@hookspec
+def sitemap_namespaces() -> dict[str, str]:
+    """Add XML namespaces to every ``<urlset>``.
+
+    Called once at start-up.
+
+    :return: a mapping of prefix to namespace URI, e.g.
+        ``{"video": "http://www.google.com/schemas/sitemap-video/1.1"}``.
+    """
+
+
+@hookspec
+def sitemap_exclusion_criteria(kind: str) -> list[ColumnElement[bool]]:
+    """Add SQL criteria that every listed row of ``kind`` must meet.
+
+    Called whenever the listed-criteria of a content kind are built; the criteria are
+    shared by every provider, core or plugin, that lists that kind. This is the fast path:
+    prefer it to ``sitemap_exclude``.
+
+    :param kind: ``"post"``, ``"author"`` or ``"term"``.
+    :return: SQLAlchemy boolean expressions over the ``Post``, ``Author`` or ``Term``
+        model; a row is listed only if all of them are true. All results are combined.
+    """
+
+
+@hookspec(firstresult=True)
+def sitemap_exclude(kind: str, item: Any) -> bool | None:
+    """Decide in Python whether one candidate row is left out (the slow path).
+
+    Called for every candidate that passed the SQL criteria, when entries are
+    (re)computed after a change, so only for rules SQL cannot express.
+
+    :param kind: ``"post"``, ``"author"`` or ``"term"``.
+    :param item: the candidate row (``Post``, ``Author`` or ``Term``).
+    :return: ``True`` to leave it out. Stops at the first non-None result.
+    """
+
+
+@hookspec
+def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
+    """Change or drop one entry before it is stored.
+
+    Called for each entry a provider computes, in plugin registration order; each
+    implementation receives the entry the previous one returned.
+
+    :param kind: the provider's content kind (``"post"``, ``"author"``, ``"term"`` or a
+        plugin's own).
+    :param entry: the entry so far (path, lastmod, images, extra).
+    :param item: the row it was made from.
+    :return: the entry (changed or not), or ``None`` to drop it.
+    """
+
+
+@hookspec
+def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
+    """React to a content change, inside the writing transaction.
+
+    Called after each write of the admin API, the import and the CLI, before commit, so
+    whatever the plugin writes is committed or rolled back with the change itself. The core
+    uses it to refresh sitemap entries and bump content versions.
+
+    :param session: the writing session.
+    :param changes: what changed (post, author, term ids; types; settings).
+    """
+
+
+@hookspec
+def sitemap_migrations() -> list[str]:
+    """Return the Alembic version directories of the plugin's own tables.
+
+    Called by ``sitemap-server migrate`` (and ``alembic upgrade heads``), so that
+    installing a plugin and migrating creates its tables.
+
+    :return: absolute directory paths.
+    """
+
+
+@hookspec
+def sitemap_openapi() -> dict[str, Any]:
+    """Add paths and schemas to the admin API's OpenAPI document.
+
+    Called once at start-up. Requests to the added paths are validated like the core's.
+
+    :return: a fragment with ``paths`` and ``components`` to merge into the document.
+    """
+
+
+def hook_docs() -> str:
+    """docs/hooks.md, made from the docstrings above."""
+    import inspect
+
+    lines = [
+        "# Hooks",
+        "",
+        "Generated from `sitemap_server/hookspecs.py` by "
+        "`python -m sitemap_server.hookspecs > docs/hooks.md`; do not edit by hand.",
+        "",
+        "Implement a hook with a function of the same name marked "
+        "`@sitemap_server.hookimpl`, in a module registered under the `sitemap_server` "
+        "entry-point group. Hooks are called with keyword arguments.",
+        "",
+    ]
+    for name, function in all_hookspecs().items():
+        signature = str(inspect.signature(function)).replace("'", "")
+        lines += [f"## `{name}{signature}`", "", inspect.cleandoc(function.__doc__ or ""), ""]
+    return "\n".join(lines)
+
+
+def all_hookspecs() -> dict[str, Any]:
+    return {
+        name: value
+        for name, value in globals().items()
+        if name.startswith("sitemap_") and callable(value)
+    }
+
+
+if __name__ == "__main__":
+    print(hook_docs(), end="")

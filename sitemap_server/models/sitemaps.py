@@ -1,0 +1,62 @@
+"""What the sitemaps serve, kept up to date by every write (the read path only reads it).
+
+``sitemap_entries`` holds exactly the listed URLs of every provider, in their stable order
+(``key``, then ``part``). ``sitemap_pages`` cuts each provider's entries into pages and
+keeps each page's newest ``lastmod``, so the index and any page cost the same at a million
+posts. ``sitemap_versions`` counts changes per provider; ETags, Last-Modified and caches
+derive from it, and since it lives in the database every server process agrees (S-803).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .content import MAX_URL_LENGTH
+from .meta import Base, UTCDateTime
+
+# The version row that changes with site-wide settings (URL, privacy, page size).
+SITE = "*"
+
+
+class SitemapEntry(Base):
+    __tablename__ = "sitemap_entries"
+    __table_args__ = (
+        # The newest entry of a provider: the date of its home page or archive.
+        Index("ix_sitemap_entries_provider_lastmod", "provider", "lastmod"),
+        # Clustered by its key on SQLite: a page is one contiguous range of the table.
+        {"sqlite_with_rowid": False},
+    )
+
+    provider: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    part: Mapped[int] = mapped_column(Integer, primary_key=True, default=1)
+    # Site-relative path ("/2024/05/hello/"); the site URL is prepended when rendering.
+    path: Mapped[str] = mapped_column(String(MAX_URL_LENGTH))
+    lastmod: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    images: Mapped[list[str]] = mapped_column(JSON, default=list)
+    extra: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class SitemapPage(Base):
+    __tablename__ = "sitemap_pages"
+
+    provider: Mapped[str] = mapped_column(String(64), primary_key=True)
+    page: Mapped[int] = mapped_column(Integer, primary_key=True)
+    first_key: Mapped[int] = mapped_column(BigInteger)
+    first_part: Mapped[int] = mapped_column(Integer)
+    last_key: Mapped[int] = mapped_column(BigInteger)
+    last_part: Mapped[int] = mapped_column(Integer)
+    entries: Mapped[int] = mapped_column(Integer)
+    lastmod: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SitemapVersion(Base):
+    __tablename__ = "sitemap_versions"
+
+    provider: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime)

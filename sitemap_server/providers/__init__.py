@@ -1,0 +1,1 @@
+"""The built-in sitemap providers, registered as plugins through the public hooks."""

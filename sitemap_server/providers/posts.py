@@ -1,0 +1,133 @@
+"""One sitemap per public post type (``post-sitemap.xml``, ``page-sitemap.xml`` …)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..content import eligibility, permalinks
+from ..content.images import post_images
+from ..hookspecs import hookimpl
+from ..models import Post, PostType, SitemapEntry
+from ..sitemaps.changes import ContentChanges
+from ..sitemaps.entries import Entry
+from ..sitemaps.providers import BuildContext, Provider, chunks
+
+log = logging.getLogger(__name__)
+
+
+@hookimpl
+def sitemap_providers(session: Session) -> list[Provider]:
+    types = session.scalars(select(PostType).order_by(PostType.name))
+    return [PostTypeProvider(t) for t in types if eligibility.type_is_listed(t)]
+
+
+class PostTypeProvider(Provider):
+    kind = "post"
+
+    def __init__(self, post_type: PostType) -> None:
+        self.name = post_type.name
+        self.label = post_type.label
+        self.hierarchical = post_type.hierarchical
+        self.archive_path = post_type.archive_path
+        # Posts first: the home page and posts page take their dates from them.
+        self.order = 10 if post_type.name == "post" else 11
+        self._type = post_type
+
+    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
+        if not changes.posts:
+            return set()
+        keys = set(changes.posts)
+        if self.hierarchical:
+            keys |= _descendants(ctx.session, keys)
+        if ctx.settings.posts_page_id and self.name == "page":
+            keys.add(ctx.settings.posts_page_id)
+        keys.add(0)  # the home page or archive may take a new date
+        return keys
+
+    def _is_home_host(self, ctx: BuildContext) -> bool:
+        static = ctx.settings.front_page == "page" and ctx.settings.front_page_id is not None
+        return self.name == ("page" if static else "post")
+
+    def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
+        criteria = eligibility.post_criteria(ctx.plugins, self._type, ctx.now)
+        batches = [None] if keys is None else list(chunks(sorted(keys)))
+        for batch in batches:
+            query = select(Post).where(criteria).order_by(Post.id)
+            if batch is not None:
+                query = query.where(Post.id.in_(batch))
+            for post in ctx.session.scalars(query.execution_options(yield_per=1000)):
+                yield from self._post_entries(ctx, post)
+
+    def _post_entries(self, ctx: BuildContext, post: Post) -> Iterator[Entry]:
+        settings = ctx.settings
+        if settings.front_page == "page" and post.id == settings.front_page_id:
+            return  # the static front page is listed as the home page itself (S-206)
+        url = ctx.links.post(post)
+        if not eligibility.canonical_allows(post.canonical, url):
+            return
+        problem = eligibility.url_problem(url)
+        if problem:
+            log.warning("post %s left out of the sitemap: its URL is %s", post.id, problem)
+            return
+        if eligibility.excluded_by_plugins(ctx.plugins, "post", post):
+            return
+        lastmod = max(d for d in (post.published_at, post.modified_at) if d is not None)
+        if post.id == settings.posts_page_id:
+            lastmod = _newest(ctx, "post") or lastmod
+        path = url[len(ctx.site_url) :]
+        images = post_images(
+            post.featured_image,
+            post.content,
+            list(post.images or []),
+            ctx.site_url,
+            url,
+            list(settings.allowed_image_hosts or []),
+        )
+        yield Entry(key=post.id, part=1, path=path, lastmod=lastmod, images=images)
+        for part in range(2, post.parts + 1):
+            yield Entry(
+                key=post.id, part=part, path=permalinks.part_url(path, part), lastmod=lastmod
+            )
+
+    def special_entries(self, ctx: BuildContext) -> Iterator[Entry]:
+        """The home page (S-206) or the type's archive, dated by the newest post; listed
+        only while there is such a post, so that a site without content lists nothing."""
+        if self._is_home_host(ctx):
+            newest = _newest(ctx, "post")
+            path = permalinks.home_path()
+        elif self.archive_path:
+            newest = _newest(ctx, self.name)
+            path = self.archive_path
+        else:
+            return
+        if newest is not None:
+            yield Entry(key=0, path=path, lastmod=newest)
+
+
+def _newest(ctx: BuildContext, provider: str) -> datetime | None:
+    """The newest lastmod of a type's listed posts (ix_sitemap_entries_provider_lastmod)."""
+    return ctx.session.scalar(
+        select(SitemapEntry.lastmod)
+        .where(
+            SitemapEntry.provider == provider,
+            SitemapEntry.key > 0,
+            SitemapEntry.lastmod.is_not(None),
+        )
+        .order_by(SitemapEntry.lastmod.desc())
+        .limit(1)
+    )
+
+
+def _descendants(session: Session, ids: set[int]) -> set[int]:
+    found: set[int] = set()
+    frontier = set(ids)
+    while frontier:
+        children = set(session.scalars(select(Post.id).where(Post.parent_id.in_(frontier))))
+        frontier = children - found - ids
+        found |= frontier
+    return found

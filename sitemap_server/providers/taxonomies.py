@@ -1,0 +1,127 @@
+"""One sitemap per public taxonomy (``category-sitemap.xml``, ``post_tag-sitemap.xml`` …)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ..content import eligibility
+from ..hookspecs import hookimpl
+from ..models import SitemapEntry, Taxonomy, Term, post_terms
+from ..sitemaps.changes import ContentChanges
+from ..sitemaps.entries import Entry
+from ..sitemaps.providers import BuildContext, Provider, chunks
+
+log = logging.getLogger(__name__)
+
+
+@hookimpl
+def sitemap_providers(session: Session) -> list[Provider]:
+    taxonomies = session.scalars(select(Taxonomy).order_by(Taxonomy.name))
+    return [TaxonomyProvider(t) for t in taxonomies if eligibility.taxonomy_is_listed(t)]
+
+
+class TaxonomyProvider(Provider):
+    """S-203: a term is listed when it has a listed post of its own; its lastmod is the
+    newest of its listed posts, its descendants' included in hierarchical taxonomies."""
+
+    kind = "term"
+    order = 30
+
+    def __init__(self, taxonomy: Taxonomy) -> None:
+        self.name = taxonomy.name
+        self.hierarchical = taxonomy.hierarchical
+
+    def _parents(self, session: Session) -> dict[int, int | None]:
+        rows = session.execute(select(Term.id, Term.parent_id).where(Term.taxonomy == self.name))
+        return {row.id: row.parent_id for row in rows}
+
+    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
+        keys = set(changes.terms)
+        if not keys or not self.hierarchical:
+            return keys
+        # A term's date depends on its descendants, and its URL on its ancestors.
+        parents = self._parents(ctx.session)
+        for term in list(keys):
+            node, seen = parents.get(term), {term}
+            while node is not None and node not in seen:
+                keys.add(node)
+                seen.add(node)
+                node = parents.get(node)
+        children: dict[int, list[int]] = {}
+        for term, parent in parents.items():
+            if parent is not None:
+                children.setdefault(parent, []).append(term)
+        frontier = list(changes.terms)
+        while frontier:
+            kids = [k for t in frontier for k in children.get(t, []) if k not in keys]
+            keys.update(kids)
+            frontier = kids
+        return {k for k in keys if k in parents}
+
+    def _own_newest(self, ctx: BuildContext, term_ids: list[int]) -> dict[int, datetime | None]:
+        if not ctx.post_providers or not term_ids:
+            return {}
+        query = (
+            select(post_terms.c.term_id, func.max(SitemapEntry.lastmod))
+            .join(
+                SitemapEntry,
+                (SitemapEntry.key == post_terms.c.post_id)
+                & (SitemapEntry.part == 1)
+                & SitemapEntry.provider.in_(ctx.post_providers),
+            )
+            .group_by(post_terms.c.term_id)
+        )
+        found: dict[int, datetime | None] = {}
+        for batch in chunks(term_ids):
+            rows = ctx.session.execute(query.where(post_terms.c.term_id.in_(batch)))
+            found.update({row[0]: row[1] for row in rows})
+        return found
+
+    def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
+        session = ctx.session
+        parents = self._parents(session) if self.hierarchical else {}
+        children: dict[int | None, list[int]] = {}
+        for term_id, parent in parents.items():
+            children.setdefault(parent, []).append(term_id)
+        query = (
+            select(Term)
+            .where(Term.taxonomy == self.name, eligibility.term_criteria(ctx.plugins))
+            .order_by(Term.id)
+        )
+        batches = [None] if keys is None else list(chunks(sorted(keys)))
+        for batch in batches:
+            terms = list(
+                session.scalars(query if batch is None else query.where(Term.id.in_(batch)))
+            )
+            subtree = {t.id: _subtree(t.id, children) for t in terms}
+            own = self._own_newest(ctx, sorted({i for ids in subtree.values() for i in ids}))
+            for term in terms:
+                if term.id not in own:
+                    continue  # no listed post of its own
+                dates = [d for i in subtree[term.id] if (d := own.get(i)) is not None]
+                url = ctx.links.term(term)
+                if not eligibility.canonical_allows(term.canonical, url):
+                    continue
+                problem = eligibility.url_problem(url)
+                if problem:
+                    log.warning("term %s left out of the sitemap: its URL is %s", term.id, problem)
+                    continue
+                if eligibility.excluded_by_plugins(ctx.plugins, "term", term):
+                    continue
+                yield Entry(
+                    key=term.id, path=url[len(ctx.site_url) :], lastmod=max(dates, default=None)
+                )
+
+
+def _subtree(term_id: int, children: dict[int | None, list[int]]) -> list[int]:
+    """The term and all its descendants."""
+    found, frontier = [term_id], [term_id]
+    while frontier:
+        frontier = [k for t in frontier for k in children.get(t, []) if k not in found]
+        found.extend(frontier)
+    return found

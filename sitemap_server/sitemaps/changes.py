@@ -1,0 +1,52 @@
+"""What a write changed, collected during a transaction and handed to the hooks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session
+
+PENDING = "sitemap_server.pending_changes"
+
+
+@dataclass
+class ContentChanges:
+    """Ids of what was created, changed or deleted; ``everything`` for site-wide changes."""
+
+    posts: set[int] = field(default_factory=set)
+    authors: set[int] = field(default_factory=set)
+    terms: set[int] = field(default_factory=set)
+    everything: bool = False
+
+    def __bool__(self) -> bool:
+        return self.everything or bool(self.posts or self.authors or self.terms)
+
+    def merge(self, other: ContentChanges) -> None:
+        self.posts |= other.posts
+        self.authors |= other.authors
+        self.terms |= other.terms
+        self.everything |= other.everything
+
+
+def record(
+    session: Session,
+    *,
+    posts: set[int] | set[int | None] | None = None,
+    authors: set[int] | set[int | None] | None = None,
+    terms: set[int] | set[int | None] | None = None,
+    everything: bool = False,
+) -> None:
+    """Note a change; it is handed to ``sitemap_content_changed`` at the next service flush."""
+    pending: ContentChanges = session.info.setdefault(PENDING, ContentChanges())
+    pending.merge(
+        ContentChanges(
+            posts={p for p in posts or () if p is not None},
+            authors={a for a in authors or () if a is not None},
+            terms={t for t in terms or () if t is not None},
+            everything=everything,
+        )
+    )
+
+
+def take(session: Session) -> ContentChanges:
+    return session.info.pop(PENDING, None) or ContentChanges()

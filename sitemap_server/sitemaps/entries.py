@@ -1,0 +1,28 @@
+"""One URL of a sitemap, as providers compute it and the engine stores it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass
+class Entry:
+    key: int
+    path: str
+    lastmod: datetime | None
+    part: int = 1
+    images: list[str] = field(default_factory=list)
+    extra: dict[str, Any] | None = None
+
+    def row(self, provider: str) -> dict[str, Any]:
+        return {
+            "provider": provider,
+            "key": self.key,
+            "part": self.part,
+            "path": self.path,
+            "lastmod": self.lastmod,
+            "images": self.images,
+            "extra": self.extra,
+        }

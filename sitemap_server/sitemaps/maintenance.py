@@ -1,0 +1,281 @@
+"""Keeping ``sitemap_entries``, ``sitemap_pages`` and ``sitemap_versions`` current.
+
+Runs inside every writing transaction (through ``sitemap_content_changed``), so a crawler
+never waits for a recomputation: after a write, reading any page or the index is a couple
+of indexed queries, whatever the size of the site.
+
+Per provider: the entries of the affected keys are recomputed and replaced. If the set of
+listed (key, part) pairs changed, pages are recut from the first page that changed (new
+posts only ever touch the last page); if only dates changed, the newest ``lastmod`` of the
+pages concerned is recomputed. The provider's version is bumped first, which on PostgreSQL
+also locks its row, so two writers never cut the same provider's pages at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import pluggy
+from sqlalchemy import and_, delete, func, insert, or_, select, text, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from ..content.links import Links
+from ..hookspecs import hookimpl
+from ..models import SITE, SitemapEntry, SitemapPage, SitemapVersion
+from ..models.meta import utcnow
+from ..plugins import for_session
+from ..services.site import effective_site_url, get_settings
+from .changes import ContentChanges
+from .entries import Entry
+from .providers import BuildContext, Provider, chunks
+
+log = logging.getLogger(__name__)
+
+SITE_URL_KEY = "sitemap_server.site_url"
+
+
+@hookimpl
+def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
+    refresh(session, changes)
+
+
+def configured_site_url(session: Session) -> str:
+    return str(session.info.get(SITE_URL_KEY) or "http://localhost")
+
+
+def all_providers(session: Session, plugins: pluggy.PluginManager) -> list[Provider]:
+    found = [p for result in plugins.hook.sitemap_providers(session=session) for p in result]
+    return sorted(found, key=lambda p: (p.order, p.name))
+
+
+def build_context(
+    session: Session, plugins: pluggy.PluginManager, providers: list[Provider]
+) -> BuildContext:
+    settings = get_settings(session)
+    site_url = effective_site_url(settings, configured_site_url(session))
+    return BuildContext(
+        session=session,
+        plugins=plugins,
+        settings=settings,
+        site_url=site_url,
+        now=utcnow(),
+        links=Links(session, site_url),
+        post_providers=[p.name for p in providers if p.kind == "post"],
+    )
+
+
+def refresh(session: Session, changes: ContentChanges) -> None:
+    plugins = for_session(session)
+    providers = all_providers(session, plugins)
+    ctx = build_context(session, plugins, providers)
+    if changes.everything:
+        bump(session, SITE)
+        names = [p.name for p in providers]
+        for table in (SitemapEntry, SitemapPage, SitemapVersion):
+            gone = table.provider.not_in([*names, SITE])
+            session.execute(delete(table).where(gone))
+    for provider in providers:
+        keys = None if changes.everything else provider.affected_keys(ctx, changes)
+        if keys is None or keys:
+            refresh_provider(ctx, provider, keys)
+
+
+def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterable[Entry]:
+    hook = ctx.plugins.hook.sitemap_entry
+    implementations = hook.get_hookimpls()
+    for entry in entries:
+        current: Entry | None = entry
+        for impl in implementations:
+            current = impl.function(kind=provider.kind, entry=current, item=None)  # type: ignore[assignment]
+            if current is None:
+                break
+        if current is not None:
+            yield current
+
+
+def lock(session: Session, provider: str) -> None:
+    """Serialize refreshes of one provider (PostgreSQL; SQLite has one writer anyway)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(
+            text("SELECT pg_advisory_xact_lock(:key)"), {"key": zlib.crc32(provider.encode())}
+        )
+
+
+def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | None) -> None:
+    session = ctx.session
+    lock(session, provider.name)
+    table = SitemapEntry.__table__
+    where_provider = SitemapEntry.provider == provider.name
+    if keys is None:
+        bump(session, provider.name)
+        session.execute(delete(SitemapEntry).where(where_provider))
+        _insert(session, provider, _filtered(ctx, provider, provider.entries(ctx, None)))
+        _insert(session, provider, _filtered(ctx, provider, provider.special_entries(ctx)))
+        recut_pages(ctx, provider.name, from_key=None)
+        return
+
+    columns = (
+        table.c.key,
+        table.c.part,
+        table.c.path,
+        table.c.lastmod,
+        table.c.images,
+        table.c.extra,
+    )
+    before: dict[tuple[int, int], Any] = {}
+    for batch in chunks(sorted(keys)):
+        rows = session.execute(select(*columns).where(where_provider, table.c.key.in_(batch)))
+        before.update({(r.key, r.part): tuple(r)[2:] for r in rows})
+    fresh = list(_filtered(ctx, provider, provider.entries(ctx, {k for k in keys if k != 0})))
+    special = list(_filtered(ctx, provider, provider.special_entries(ctx))) if 0 in keys else []
+    candidates = fresh + special
+    after = {(e.key, e.part): (e.path, e.lastmod, e.images, e.extra) for e in candidates}
+    if after == before:
+        return  # nothing a crawler would see has changed: no new version
+    bump(session, provider.name)
+    for batch in chunks(sorted(keys)):
+        session.execute(delete(SitemapEntry).where(where_provider, SitemapEntry.key.in_(batch)))
+    _insert(session, provider, candidates)
+    membership = set(before) ^ set(after)
+    if membership:
+        recut_pages(ctx, provider.name, from_key=min(key for key, _ in membership))
+    else:
+        dated = {k for k in after if after[k][1] != before[k][1]}
+        refresh_page_dates(ctx, provider.name, {key for key, _ in dated})
+
+
+def _insert(session: Session, provider: Provider, entries: Iterable[Entry]) -> None:
+    for batch in chunks(entry.row(provider.name) for entry in entries):
+        session.execute(insert(SitemapEntry), batch)
+
+
+def _position(key: int, part: int) -> Any:
+    return tuple_(SitemapEntry.key, SitemapEntry.part) > tuple_(key, part)
+
+
+def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
+    """Cut the provider's entries into pages again, from the page holding ``from_key``."""
+    session = ctx.session
+    per_page = ctx.settings.entries_per_page
+    start_page = 1
+    if from_key is not None:
+        holding = session.scalar(
+            select(func.min(SitemapPage.page)).where(
+                SitemapPage.provider == provider, SitemapPage.last_key >= from_key
+            )
+        )
+        if holding is None:  # beyond the end: the last page may have room for it
+            holding = session.scalar(
+                select(func.max(SitemapPage.page)).where(SitemapPage.provider == provider)
+            )
+        start_page = holding or 1
+    cursor = (-1, 0)
+    if start_page > 1:
+        previous = session.get(SitemapPage, (provider, start_page - 1))
+        assert previous is not None
+        cursor = (previous.last_key, previous.last_part)
+    session.execute(
+        delete(SitemapPage).where(SitemapPage.provider == provider, SitemapPage.page >= start_page)
+    )
+    in_provider = SitemapEntry.provider == provider
+    ordered = (SitemapEntry.key, SitemapEntry.part)
+    page = start_page
+    while True:
+        after_cursor = _position(*cursor)
+        first = session.execute(
+            select(*ordered).where(in_provider, after_cursor).order_by(*ordered).limit(1)
+        ).first()
+        if first is None:
+            return
+        last = session.execute(
+            select(*ordered)
+            .where(in_provider, after_cursor)
+            .order_by(*ordered)
+            .limit(1)
+            .offset(per_page - 1)
+        ).first()
+        if last is None:
+            last = session.execute(
+                select(*ordered)
+                .where(in_provider)
+                .order_by(SitemapEntry.key.desc(), SitemapEntry.part.desc())
+                .limit(1)
+            ).first()
+        assert last is not None
+        count, newest = session.execute(
+            select(func.count(), func.max(SitemapEntry.lastmod)).where(
+                in_provider, after_cursor, ~_position(last.key, last.part)
+            )
+        ).one()
+        session.add(
+            SitemapPage(
+                provider=provider,
+                page=page,
+                first_key=first.key,
+                first_part=first.part,
+                last_key=last.key,
+                last_part=last.part,
+                entries=count,
+                lastmod=newest,
+            )
+        )
+        session.flush()
+        cursor = (last.key, last.part)
+        page += 1
+
+
+def refresh_page_dates(ctx: BuildContext, provider: str, keys: set[int]) -> None:
+    """Recompute the newest ``lastmod`` of the pages holding ``keys``."""
+    if not keys:
+        return
+    if len(keys) > 200:  # many scattered dates: cheaper to recut than to look up each
+        recut_pages(ctx, provider, from_key=min(keys))
+        return
+    session = ctx.session
+    pages = session.scalars(
+        select(SitemapPage).where(
+            SitemapPage.provider == provider,
+            or_(
+                *(
+                    and_(SitemapPage.first_key <= key, SitemapPage.last_key >= key)
+                    for key in sorted(keys)
+                )
+            ),
+        )
+    ).all()
+    for page in pages:
+        page.lastmod = session.scalar(
+            select(func.max(SitemapEntry.lastmod)).where(
+                SitemapEntry.provider == provider,
+                tuple_(SitemapEntry.key, SitemapEntry.part)
+                >= tuple_(page.first_key, page.first_part),
+                tuple_(SitemapEntry.key, SitemapEntry.part)
+                <= tuple_(page.last_key, page.last_part),
+            )
+        )
+
+
+def bump(session: Session, provider: str) -> None:
+    """One more change for ``provider``; locks its row until commit on PostgreSQL."""
+    now: datetime = utcnow()
+    dialect = session.get_bind().dialect.name
+    module: Any = postgresql if dialect == "postgresql" else sqlite
+    statement = module.insert(SitemapVersion).values(provider=provider, version=1, changed_at=now)
+    statement = statement.on_conflict_do_update(
+        index_elements=[SitemapVersion.provider],
+        set_={"version": SitemapVersion.version + 1, "changed_at": now},
+    )
+    session.execute(statement)
+
+
+def newest_lastmod(session: Session, providers: list[str]) -> datetime | None:
+    if not providers:
+        return None
+    return session.scalar(
+        select(func.max(SitemapPage.lastmod)).where(SitemapPage.provider.in_(providers))
+    )

@@ -1,0 +1,27 @@
+"""Text that never breaks the XML (S-404) and dates in W3C format (S-402)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+# Characters XML 1.0 does not allow (C0 controls but tab/LF/CR, surrogates, U+FFFE/F).
+_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+
+
+def xml_text(value: str) -> str:
+    """``value`` escaped for element content or an attribute, invalid characters removed."""
+    return _INVALID.sub("", value).translate(_ESCAPES)
+
+
+def cdata(value: str) -> str:
+    """A CDATA section; a ``]]>`` inside is split so that it cannot end the section."""
+    return "<![CDATA[" + _INVALID.sub("", value).replace("]]>", "]]]]><![CDATA[>") + "]]>"
+
+
+def w3c(value: datetime | None) -> str | None:
+    """``2019-10-21T12:37:01+00:00``: seconds precision, explicit offset."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).replace(microsecond=0).isoformat()
