@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from . import migrations
 from .models import get_engine, get_session_factory, get_tm_session
+from .plugins import PLUGIN_MANAGER, from_settings
 from .services.errors import ServiceError
 from .settings import SettingsError, normalize
 
@@ -50,9 +51,10 @@ def database(settings: dict[str, Any]) -> Iterator[Session]:
 
 
 def cmd_migrate(args: argparse.Namespace) -> None:
-    load_settings(args.config)
-    migrations.upgrade(args.config)
-    print(f"database is at {', '.join(migrations.current_heads(args.config))}")
+    # The plugins the application would load (minus the disabled ones) bring their tables.
+    plugins = from_settings(load_settings(args.config))
+    migrations.upgrade(args.config, plugins=plugins)
+    print(f"database is at {', '.join(migrations.current_heads(args.config, plugins))}")
 
 
 def cmd_token(args: argparse.Namespace) -> None:
@@ -92,7 +94,9 @@ def cmd_import(args: argparse.Namespace) -> None:
     from .services.importer import import_lines, read_lines
 
     settings = load_settings(args.config)
-    validate = import_line_validator(build_spec())
+    # The document the application serves: the plugins' additions (sitemap_openapi) included.
+    plugins = settings[PLUGIN_MANAGER] = from_settings(settings)
+    validate = import_line_validator(build_spec(plugins.hook.sitemap_openapi()))
     stream, size = _open_input(args.file)
     with (
         stream,
@@ -118,6 +122,16 @@ def cmd_seed_demo(args: argparse.Namespace) -> None:
     with database(settings) as session:
         summary = seed_demo(session, posts=args.posts, if_empty=args.if_empty)
     print(summary)
+
+
+def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
+    from .sitemaps.changes import ContentChanges
+    from .sitemaps.maintenance import refresh
+
+    settings = load_settings(args.config)
+    with database(settings) as session:
+        refresh(session, ContentChanges(everything=True))
+    print("sitemaps rebuilt")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,6 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--if-empty", action="store_true", help="do nothing if the site already has posts"
     )
     seed.set_defaults(func=cmd_seed_demo)
+
+    rebuild = commands.add_parser(
+        "rebuild-sitemaps",
+        help="recompute every sitemap entry and page (after restoring a database by hand)",
+    )
+    rebuild.set_defaults(func=cmd_rebuild_sitemaps)
     return parser
 
 

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from .models import Post
 from .services import authors, site, terms, types
 from .services import posts as post_service
+from .services.common import DEFER_CHANGES, dispatch_changes
 from .services.posts import Lookups
 
 WORDS = (  # noqa: SIM905 - a sentence reads better than a column of words
@@ -77,7 +78,20 @@ def seed_demo(session: Session, posts: int = 300, if_empty: bool = False) -> str
     rng = random.Random(42)
     now = datetime.now(UTC).replace(microsecond=0)
     lookups = Lookups(session)
+    # One sitemap refresh at the end rather than one per post (as the bulk import does).
+    session.info[DEFER_CHANGES] = True
+    try:
+        _seed(session, posts, rng, now, lookups)
+    finally:
+        session.info.pop(DEFER_CHANGES, None)
+    dispatch_changes(session)
+    total = session.scalar(select(func.count()).select_from(Post))
+    return f"demo site seeded: {total} posts and pages, {len(AUTHORS)} authors"
 
+
+def _seed(
+    session: Session, posts: int, rng: random.Random, now: datetime, lookups: Lookups
+) -> None:
     site.update_settings(
         session,
         {"title": "Demo Site", "language": "en", "allowed_image_hosts": [CDN]},
@@ -193,6 +207,3 @@ def seed_demo(session: Session, posts: int = 300, if_empty: bool = False) -> str
             },
             lookups,
         )
-
-    total = session.scalar(select(func.count()).select_from(Post))
-    return f"demo site seeded: {total} posts and pages, {len(AUTHORS)} authors"

@@ -35,8 +35,9 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def sitemap_providers(session: Session) -> list[Provider]:
     """Return the sitemap providers this plugin contributes.
 
-    Called when the set of sitemaps is (re)built: at start-up and after a change to post
-    types or taxonomies, with a session to read them. Each provider becomes the documents
+    Called with a session to read from whenever the set of sitemaps may have changed: in
+    every write that refreshes the sitemaps, and on the first request after the site
+    version moved (settings, post types, taxonomies). Each provider becomes the documents
     ``/{name}-sitemap.xml``, ``/{name}-sitemap2.xml`` … and their entries in the index.
 
     :param session: a database session (read only).
@@ -115,7 +116,8 @@ def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
     :param kind: the provider's content kind (``"post"``, ``"author"``, ``"term"`` or a
         plugin's own).
     :param entry: the entry so far (path, lastmod, images, extra).
-    :param item: the row it was made from.
+    :param item: the row it was made from (``Post``, ``Author``, ``Term``, a plugin's own);
+        ``None`` for an entry made from no row (the home page, an archive).
     :return: the entry (changed or not), or ``None`` to drop it.
     """
 
@@ -137,8 +139,9 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
 def sitemap_migrations() -> list[str]:
     """Return the Alembic version directories of the plugin's own tables.
 
-    Called by ``sitemap-server migrate`` (and ``alembic upgrade heads``), so that
-    installing a plugin and migrating creates its tables.
+    Called by ``sitemap-server migrate`` (which runs ``alembic upgrade heads`` over the
+    core's and every plugin's directories), so that installing a plugin and migrating
+    creates its tables. A bare ``alembic`` command sees only the core's directory.
 
     :return: absolute directory paths.
     """

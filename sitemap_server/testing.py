@@ -25,6 +25,10 @@ from .services.tokens import create_token
 TEST_DATABASE_ENV = "SITEMAP_SERVER_TEST_DATABASE_URL"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SITE_URL = "http://sitemaps.test"
+# The official sitemap XSDs: ../shared/schemas beside the project (as CI has it).
+SCHEMAS_DIR = Path(
+    os.environ.get("SITEMAP_SERVER_XSD_DIR", PROJECT_ROOT.parent / "shared" / "schemas")
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -149,11 +153,26 @@ def dbsession(clean_database: Engine) -> Iterator[Session]:
     session.close()
 
 
+def forget_rendered(app: Any) -> None:
+    """Drop what an application process remembers between requests.
+
+    Content versions start again at 1 whenever the database is reset, so a document one
+    test rendered must not be served to the next (in production versions never go back).
+    """
+    from .sitemaps.views import SITE_SNAPSHOT
+
+    cache = app.registry.get("sitemap_server.render_cache")
+    if cache is not None:
+        cache.clear()
+    app.registry.pop(SITE_SNAPSHOT, None)
+
+
 @pytest.fixture
 def testapp(wsgi_app: Any, clean_database: Engine) -> Any:
     """The application through WebTest, without credentials."""
     from webtest import TestApp
 
+    forget_rendered(wsgi_app)
     return TestApp(wsgi_app)
 
 
@@ -173,6 +192,7 @@ def api(wsgi_app: Any, api_token: str) -> Any:
     """The application through WebTest, signed in with a bearer token."""
     from webtest import TestApp
 
+    forget_rendered(wsgi_app)
     app = TestApp(wsgi_app)
     app.authorization = ("Bearer", api_token)
     return app

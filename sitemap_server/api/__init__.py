@@ -9,6 +9,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
 
+from ..plugins import PLUGIN_MANAGER
 from .auth import BearerTokenSecurityPolicy
 from .openapi import OPENAPI, OpenAPI
 from .problems import problem
@@ -71,7 +72,9 @@ def includeme(config: Configurator) -> None:
     config.include(".openapi")  # the openapi=True view option
     config.include(".problems")  # errors as application/problem+json
 
-    openapi = OpenAPI(build_spec())
+    # The core's document with the paths and schemas of the plugins (sitemap_openapi).
+    plugins = settings[PLUGIN_MANAGER]
+    openapi = OpenAPI(build_spec(plugins.hook.sitemap_openapi()))
     config.registry[OPENAPI] = openapi
     config.registry["sitemap_server.import_validator"] = import_line_validator(openapi.spec)
     config.registry["sitemap_server.api_methods"] = {

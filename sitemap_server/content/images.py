@@ -43,6 +43,8 @@ def _largest_candidate(srcset: str) -> str | None:
 
 
 def content_images(html: str) -> list[str]:
+    if "<img" not in html and "<IMG" not in html:
+        return []  # most posts: no need to parse at all
     collector = _ImageCollector()
     collector.feed(html)
     collector.close()

@@ -53,5 +53,8 @@ class AuthorProvider(Provider):
                 if eligibility.excluded_by_plugins(ctx.plugins, "author", author):
                     continue
                 yield Entry(
-                    key=author.id, path=permalinks.author_path(author.slug), lastmod=lastmod
+                    key=author.id,
+                    path=permalinks.author_path(author.slug),
+                    lastmod=lastmod,
+                    item=author,
                 )

@@ -88,10 +88,14 @@ class PostTypeProvider(Provider):
             url,
             list(settings.allowed_image_hosts or []),
         )
-        yield Entry(key=post.id, part=1, path=path, lastmod=lastmod, images=images)
+        yield Entry(key=post.id, part=1, path=path, lastmod=lastmod, images=images, item=post)
         for part in range(2, post.parts + 1):
             yield Entry(
-                key=post.id, part=part, path=permalinks.part_url(path, part), lastmod=lastmod
+                key=post.id,
+                part=part,
+                path=permalinks.part_url(path, part),
+                lastmod=lastmod,
+                item=post,
             )
 
     def special_entries(self, ctx: BuildContext) -> Iterator[Entry]:

@@ -114,7 +114,10 @@ class TaxonomyProvider(Provider):
                 if eligibility.excluded_by_plugins(ctx.plugins, "term", term):
                     continue
                 yield Entry(
-                    key=term.id, path=url[len(ctx.site_url) :], lastmod=max(dates, default=None)
+                    key=term.id,
+                    path=url[len(ctx.site_url) :],
+                    lastmod=max(dates, default=None),
+                    item=term,
                 )
 
 

@@ -100,8 +100,17 @@ def changed(session: Session, **what: Any) -> None:
     dispatch_changes(session)
 
 
+DEFER_CHANGES = "sitemap_server.defer_changes"
+
+
 def dispatch_changes(session: Session) -> None:
-    """Hand what changed to ``sitemap_content_changed``, in this same transaction."""
+    """Hand what changed to ``sitemap_content_changed``, in this same transaction.
+
+    While ``session.info[DEFER_CHANGES]`` is set (a bulk import), changes accumulate and
+    are handed over once, when the caller dispatches after clearing it.
+    """
+    if session.info.get(DEFER_CHANGES):
+        return
     changes = take_changes(session)
     if changes:
         for_session(session).hook.sitemap_content_changed(session=session, changes=changes)

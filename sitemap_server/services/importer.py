@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from ..models import Post
 from ..sitemaps.changes import record
 from . import authors, terms, types
-from .common import dispatch_changes, nul_problems
+from .common import DEFER_CHANGES, dispatch_changes, nul_problems
 from .errors import FieldProblem, Invalid, ServiceError
 from .ids import note_explicit_ids, sync_sequences
 from .posts import Lookups, base_slug, insert_prepared, prepare_post
@@ -113,6 +113,26 @@ def import_lines(
     report = ImportReport()
     lookups = Lookups(session)
     posts = _PostBatch(session, lookups, report)
+    # The sitemaps are brought up to date once, at the end: nobody can see the state
+    # between two lines, and one refresh of many keys is far cheaper than many of one.
+    session.info[DEFER_CHANGES] = True
+    try:
+        _import(session, lines, validate, progress, report, lookups, posts)
+    finally:
+        session.info.pop(DEFER_CHANGES, None)
+    dispatch_changes(session)
+    return report
+
+
+def _import(
+    session: Session,
+    lines: Iterable[bytes],
+    validate: LineValidator,
+    progress: Callable[[int], None] | None,
+    report: ImportReport,
+    lookups: Lookups,
+    posts: _PostBatch,
+) -> None:
     for number, raw in enumerate(lines, start=1):
         report.lines = number
         if progress is not None:
@@ -148,7 +168,6 @@ def import_lines(
         report.created[kind] += 1
     posts.flush()
     sync_sequences(session)
-    return report
 
 
 def _create_other(session: Session, lookups: Lookups, kind: str, data: dict[str, Any]) -> None:

@@ -15,6 +15,8 @@ class Entry:
     part: int = 1
     images: list[str] = field(default_factory=list)
     extra: dict[str, Any] | None = None
+    # The row the entry was made from, for the ``sitemap_entry`` hook; never stored.
+    item: Any = field(default=None, compare=False, repr=False)
 
     def row(self, provider: str) -> dict[str, Any]:
         return {

@@ -86,12 +86,15 @@ def refresh(session: Session, changes: ContentChanges) -> None:
 
 
 def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterable[Entry]:
-    hook = ctx.plugins.hook.sitemap_entry
-    implementations = hook.get_hookimpls()
+    """Each entry through the ``sitemap_entry`` chain, in plugin registration order."""
+    implementations = ctx.plugins.hook.sitemap_entry.get_hookimpls()
     for entry in entries:
         current: Entry | None = entry
         for impl in implementations:
-            current = impl.function(kind=provider.kind, entry=current, item=None)  # type: ignore[assignment]
+            # As pluggy calls a hook: an implementation may take only some of the arguments.
+            arguments = {"kind": provider.kind, "entry": current, "item": entry.item}
+            result: Any = impl.function(*(arguments[name] for name in impl.argnames))
+            current = result
             if current is None:
                 break
         if current is not None:
@@ -131,22 +134,40 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     for batch in chunks(sorted(keys)):
         rows = session.execute(select(*columns).where(where_provider, table.c.key.in_(batch)))
         before.update({(r.key, r.part): tuple(r)[2:] for r in rows})
-    fresh = list(_filtered(ctx, provider, provider.entries(ctx, {k for k in keys if k != 0})))
-    special = list(_filtered(ctx, provider, provider.special_entries(ctx))) if 0 in keys else []
+    content_keys = {k for k in keys if k != 0}
+    fresh = list(_filtered(ctx, provider, provider.entries(ctx, content_keys)))
+    special: list[Entry] = []
+    if 0 in keys:
+        # The home page and archive are dated from the stored entries (``special_entries``
+        # reads them), so the fresh ones must be stored before those are computed.
+        _replace(session, provider, content_keys, fresh)
+        special = list(_filtered(ctx, provider, provider.special_entries(ctx)))
     candidates = fresh + special
     after = {(e.key, e.part): (e.path, e.lastmod, e.images, e.extra) for e in candidates}
     if after == before:
         return  # nothing a crawler would see has changed: no new version
     bump(session, provider.name)
-    for batch in chunks(sorted(keys)):
-        session.execute(delete(SitemapEntry).where(where_provider, SitemapEntry.key.in_(batch)))
-    _insert(session, provider, candidates)
+    if 0 in keys:
+        _replace(session, provider, {0}, special)
+    else:
+        _replace(session, provider, keys, candidates)
     membership = set(before) ^ set(after)
     if membership:
         recut_pages(ctx, provider.name, from_key=min(key for key, _ in membership))
     else:
         dated = {k for k in after if after[k][1] != before[k][1]}
         refresh_page_dates(ctx, provider.name, {key for key, _ in dated})
+
+
+def _replace(session: Session, provider: Provider, keys: set[int], entries: list[Entry]) -> None:
+    """Store ``entries`` in place of the provider's stored entries for ``keys``."""
+    for batch in chunks(sorted(keys)):
+        session.execute(
+            delete(SitemapEntry).where(
+                SitemapEntry.provider == provider.name, SitemapEntry.key.in_(batch)
+            )
+        )
+    _insert(session, provider, entries)
 
 
 def _insert(session: Session, provider: Provider, entries: Iterable[Entry]) -> None:

@@ -9,6 +9,7 @@ that decides an answer lives only in this process: the versions are in the datab
 from __future__ import annotations
 
 import gzip
+import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +32,10 @@ from ..sitemaps.providers import MAIN_XSL, Provider
 from .xml import w3c, xml_text
 
 X_ROBOTS_TAG = "noindex, follow"
+# The protocol's limit of sitemaps per provider (S-304); a larger number is a page that
+# cannot exist, answered without asking the database (which may not hold such an int).
+MAX_PAGES = 50_000
+NOT_FOUND_ECHO_CHARS = 200
 XML_CONTENT_TYPE = "text/xml"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 TEMPLATES: dict[str, PageTemplateFile] = {}
@@ -60,6 +65,11 @@ class RenderCache:
                 self.items.move_to_end(key)
             return found
 
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+            self.size = 0
+
     def put(self, key: tuple[Any, ...], value: Rendered) -> None:
         cost = len(value.body) + len(value.gzipped)
         if cost > self.max_bytes // 4:
@@ -79,6 +89,16 @@ def template(spec: str) -> PageTemplateFile:
     return TEMPLATES[spec]
 
 
+SITE_SNAPSHOT = "sitemap_server.site_snapshot"
+
+
+@dataclass(frozen=True)
+class SiteSnapshot:
+    private: bool
+    site_url: str
+    providers: list[Provider]
+
+
 class ReadState:
     """What one request needs to know: versions, settings, providers."""
 
@@ -86,22 +106,48 @@ class ReadState:
         session = request.dbsession
         rows = session.execute(select(SitemapVersion)).scalars().all()
         self.versions = {row.provider: (row.version, row.changed_at) for row in rows}
-        self.settings = get_settings(session)
-        self.site_url = effective_site_url(
-            self.settings, request.registry.settings["sitemap_server.site_url"]
-        )
         self.request = request
+        # Settings and the set of providers change only with the site version (settings,
+        # post types, taxonomies), so they are read once per site version, not per request.
+        site_version = self.versions.get(SITE)
+        cached = request.registry.get(SITE_SNAPSHOT)
+        if cached is None or cached[0] != site_version:
+            settings = get_settings(session)
+            snapshot = SiteSnapshot(
+                private=settings.private,
+                site_url=effective_site_url(
+                    settings, request.registry.settings["sitemap_server.site_url"]
+                ),
+                providers=all_providers(session, request.registry.settings[PLUGIN_MANAGER]),
+            )
+            cached = (site_version, snapshot)
+            request.registry[SITE_SNAPSHOT] = cached
+        self.site: SiteSnapshot = cached[1]
+        self.site_url = self.site.site_url
 
     def providers(self) -> list[Provider]:
-        plugins = self.request.registry.settings[PLUGIN_MANAGER]
-        return all_providers(self.request.dbsession, plugins)
+        return self.site.providers
 
-    def version_of(self, *names: str) -> tuple[tuple[str, int], ...]:
-        return tuple((name, self.versions.get(name, (0, None))[0]) for name in (SITE, *names))
+    def version_of(self, *names: str) -> tuple[tuple[str, int, str], ...]:
+        """Number and time of the last change of each provider. The time is part of it
+        because numbers start again from 0 when the database is recreated (or restored),
+        and a version seen before must never name different content."""
+        found = []
+        for name in (SITE, *names):
+            number, changed_at = self.versions.get(name, (0, None))
+            found.append((name, number, changed_at.isoformat() if changed_at else ""))
+        return tuple(found)
 
     def changed_at(self, *names: str) -> datetime | None:
         dates = [self.versions[n][1] for n in (SITE, *names) if n in self.versions]
         return max(dates) if dates else None
+
+
+def version_tag(versions: tuple[tuple[str, int, str], ...]) -> str:
+    """``*.3-post.7-…`` and a digest of the change times, for ETags."""
+    numbers = "-".join(f"{name}.{number}" for name, number, _ in versions)
+    times = "|".join(changed_at for _, _, changed_at in versions).encode()
+    return f"{numbers}-{hashlib.blake2b(times, digest_size=6).hexdigest()}"
 
 
 def sitemap_response(
@@ -112,9 +158,12 @@ def sitemap_response(
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
     response.headers["Vary"] = "Accept-Encoding"
     response.cache_control = request.registry.settings["sitemap_server.cache_control"]
-    wants_gzip = bool(request.accept_encoding.acceptable_offers(["gzip"]))
-    tagged = f'"{etag}{"-gz" if wants_gzip else ""}"'
-    response.headers["ETag"] = tagged
+    # No (or an unreadable) Accept-Encoding gets plain XML: curl, urllib and many
+    # validators send none and do not decompress.
+    accept_encoding = request.accept_encoding
+    wants_gzip = bool(accept_encoding) and bool(accept_encoding.acceptable_offers(["gzip"]))
+    tagged = f"{etag}-gz" if wants_gzip else etag
+    response.headers["ETag"] = f'"{tagged}"'
     if last_modified is not None:
         response.last_modified = last_modified
     if request.headers.get("If-None-Match"):
@@ -144,11 +193,18 @@ def sitemap_response(
 
 
 def not_found(request: Request, what: str) -> Response:
+    if len(what) > NOT_FOUND_ECHO_CHARS:  # a small body, whatever the URL (S-305)
+        what = what[:NOT_FOUND_ECHO_CHARS] + "…"
     response = Response(
         f"Not found: {what}\n", status=404, content_type="text/plain", charset="UTF-8"
     )
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
     return response
+
+
+def not_found_view(request: Request) -> Response:
+    """Any other unknown URL outside the admin API, with the same header (S-305)."""
+    return not_found(request, request.path)
 
 
 def sitemap_url(site_url: str, name: str, page: int) -> str:
@@ -157,10 +213,10 @@ def sitemap_url(site_url: str, name: str, page: int) -> str:
 
 def index_view(request: Request) -> Response:
     state = ReadState(request)
-    providers = [] if state.settings.private else state.providers()
+    providers = [] if state.site.private else state.providers()
     names = [p.name for p in providers]
     versions = state.version_of(*names)
-    etag = "index-" + "-".join(f"{n}.{v}" for n, v in versions)
+    etag = "index-" + version_tag(versions)
 
     def render() -> str:
         pages = request.dbsession.execute(
@@ -194,19 +250,22 @@ class _Obj:
 def page_view(request: Request) -> Response:
     name = request.matchdict["name"]
     number = request.matchdict["number"]
+    digits = number.lstrip("0")
+    if len(digits) > len(str(MAX_PAGES)) or (digits and int(digits) > MAX_PAGES):
+        return not_found(request, request.path)
     if number and (number.startswith("0") or number == "1"):
-        page = int(number) if int(number) > 1 else 1
+        page = max(int(digits or "0"), 1)
         return HTTPMovedPermanently(location=sitemap_url(request.application_url, name, page))
     page = int(number) if number else 1
     state = ReadState(request)
     provider = next((p for p in state.providers() if p.name == name), None)
-    if provider is None or (state.settings.private and page > 1):
+    if provider is None or (state.site.private and page > 1):
         return not_found(request, request.path)
-    row = None if state.settings.private else request.dbsession.get(SitemapPage, (name, page))
+    row = None if state.site.private else request.dbsession.get(SitemapPage, (name, page))
     if row is None and page > 1:
         return not_found(request, request.path)
     versions = state.version_of(name)
-    etag = f"{name}-{page}-" + "-".join(f"{n}.{v}" for n, v in versions)
+    etag = f"{name}-{page}-" + version_tag(versions)
     namespaces = {"xmlns:image": IMAGE_NS}
     plugins = request.registry.settings[PLUGIN_MANAGER]
     for extra in plugins.hook.sitemap_namespaces():
@@ -284,6 +343,8 @@ def includeme(config: Configurator) -> None:
     config.add_route("sitemap.legacy_index", "/sitemap.xml")
     config.add_route("sitemap.page", "/{name:[a-z0-9_]+}-sitemap{number:[0-9]*}.xml")
     config.add_route("robots", "/robots.txt")
+    # The admin API answers its own 404s as problem details.
+    config.add_notfound_view(not_found_view, path_info=r"^(?!/api(/|$))")
     config.add_view(index_view, route_name="sitemap.index", request_method="GET")
     config.add_view(legacy_index_view, route_name="sitemap.legacy_index")
     config.add_view(page_view, route_name="sitemap.page", request_method="GET")

@@ -1,0 +1,272 @@
+"""Read-path benchmark: sitemap latency, throughput and memory on a large generated site.
+
+    .venv/bin/python bench/sitemap_bench.py --posts 1000000               # SQLite
+    scripts/with-postgres .venv/bin/python bench/sitemap_bench.py --db postgresql
+
+Generates posts, authors, terms and images with bulk SQL (not through the API: the point
+is the read path), builds the sitemaps once (``rebuild-sitemaps``, timed), starts one
+``pserve`` process (waitress, 4 threads) on 127.0.0.1 and measures, over keep-alive
+connections:
+
+- "first": the first request for a document just after a write through the admin API
+  (new content version: nothing cached), repeated and reported as p50/p95;
+- "warm": the same document again and again (cached, never stale: the version is read
+  from the database on every request), p50/p95, and requests/s from 4 client threads;
+- "304": a conditional request with the current ETag;
+- the server's peak RSS (VmHWM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import requests
+from sqlalchemy import MetaData, create_engine, insert, text
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))
+
+from sitemap_server.models import Author, Post, Term, post_terms  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_ini(directory: Path, url: str, port: int, per_page: int) -> Path:
+    ini = directory / "bench.ini"
+    ini.write_text(
+        "[app:main]\nuse = egg:sitemap-server\n"
+        f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
+        f"[alembic]\nscript_location = {ROOT / 'alembic'}\npath_separator = os\n"
+        f"[server:main]\nuse = egg:waitress#main\nlisten = 127.0.0.1:{port}\nthreads = 4\n"
+        "[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
+        "[logger_root]\nlevel = WARN\nhandlers = console\n[handler_console]\n"
+        "class = StreamHandler\nargs = (sys.stderr,)\nlevel = NOTSET\nformatter = generic\n"
+        "[formatter_generic]\nformat = %%(levelname)s %%(message)s\n"
+    )
+    return ini
+
+
+def cli(ini: Path, *args: str) -> None:
+    subprocess.run(
+        [BIN / "sitemap-server", "--config", ini, *args], check=True, capture_output=True
+    )
+
+
+def generate(url: str, posts: int, per_page: int) -> None:
+    engine = create_engine(url)
+    meta = MetaData()
+    meta.reflect(engine)
+    rng = random.Random(7)
+    authors = max(1, posts // 50)
+    terms = max(10, posts // 20)
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(Author),
+            [
+                {"id": i, "slug": f"author-{i}", "name": f"Author {i}", "noindex": False}
+                for i in range(1, authors + 1)
+            ],
+        )
+        conn.execute(
+            insert(Term),
+            [
+                {
+                    "id": i,
+                    "taxonomy": "category" if i <= terms // 10 else "post_tag",
+                    "slug": f"term-{i}",
+                    "name": f"Term {i}",
+                    "description": "",
+                    "noindex": False,
+                }
+                for i in range(1, terms + 1)
+            ],
+        )
+        conn.execute(text("UPDATE site_settings SET entries_per_page = :n"), {"n": per_page})
+    batch = 20_000
+    for offset in range(0, posts, batch):
+        rows, links = [], []
+        for i in range(offset + 1, min(posts, offset + batch) + 1):
+            when = start + timedelta(minutes=i * 3)
+            rows.append(
+                {
+                    "id": i,
+                    "type": "post",
+                    "title": f"Post {i}",
+                    "slug": f"post-{i}",
+                    "status": "publish" if i % 25 else "draft",
+                    "author_id": 1 + i % authors,
+                    "content": f'<p>Text {i}</p><img src="/uploads/{i}.jpg">'
+                    if i % 3 == 0
+                    else f"<p>Text {i}</p>",
+                    "featured_image": f"/uploads/featured-{i}.jpg" if i % 2 == 0 else None,
+                    "images": [],
+                    "published_at": when,
+                    "modified_at": when + timedelta(hours=rng.randint(0, 48)),
+                    "robots": "default",
+                    "exclude_from_sitemap": False,
+                    "parts": 1,
+                }
+            )
+            links.append({"post_id": i, "term_id": 1 + i % (terms // 10)})
+            links.append({"post_id": i, "term_id": terms // 10 + 1 + i % (terms - terms // 10)})
+        with engine.begin() as conn:
+            conn.execute(insert(Post), rows)
+            conn.execute(insert(post_terms), links)
+    engine.dispose()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--posts", type=int, default=100_000)
+    parser.add_argument("--per-page", type=int, default=1000)
+    parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--first-runs", type=int, default=15)
+    parser.add_argument("--warm-requests", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=5.0, help="throughput run length")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        if args.db == "sqlite":
+            url = f"sqlite:///{directory / 'bench.sqlite'}"
+        else:
+            url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
+            engine = create_engine(url)
+            meta = MetaData()
+            meta.reflect(engine)
+            with engine.begin() as conn:
+                meta.drop_all(conn)
+                conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
+            engine.dispose()
+        port = free_port()
+        ini = write_ini(directory, url, port, args.per_page)
+        cli(ini, "migrate")
+        started = time.perf_counter()
+        generate(url, args.posts, args.per_page)
+        print(f"{args.db}: generated {args.posts} posts in {time.perf_counter() - started:.1f} s")
+        started = time.perf_counter()
+        cli(ini, "rebuild-sitemaps")
+        print(f"{args.db}: rebuild-sitemaps in {time.perf_counter() - started:.1f} s")
+        token_out = subprocess.run(
+            [BIN / "sitemap-server", "--config", ini, "token", "create", "bench"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+
+        server = subprocess.Popen(
+            [BIN / "pserve", str(ini)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            session = requests.Session()
+            for _ in range(100):
+                try:
+                    session.get(base + "/robots.txt", timeout=1)
+                    break
+                except requests.ConnectionError:
+                    time.sleep(0.1)
+            index = session.get(base + "/sitemap_index.xml").text
+            post_pages = index.count("/post-sitemap")
+            last = f"/post-sitemap{post_pages}.xml" if post_pages > 1 else "/post-sitemap.xml"
+            targets = {
+                "index": "/sitemap_index.xml",
+                "post page 1": "/post-sitemap.xml",
+                f"post page {post_pages} (last)": last,
+                "author page 1": "/author-sitemap.xml",
+                "category page 1": "/category-sitemap.xml",
+            }
+            api = requests.Session()
+            api.headers["Authorization"] = f"Bearer {token_out}"
+            editable = args.posts - 1  # a post near the end: lands on the last page
+
+            print(
+                f"{'document':26} {'first p50':>9} {'first p95':>9} {'warm p50':>9} "
+                f"{'warm p95':>9} {'req/s':>7} {'304 p50':>8}  bytes"
+            )
+            for name, path in targets.items():
+                first = []
+                for n in range(args.first_runs):
+                    api.patch(
+                        base + f"/api/posts/{editable}",
+                        data=json.dumps({"title": f"Edited {n}"}),
+                        headers={"Content-Type": "application/json"},
+                    ).raise_for_status()
+                    t0 = time.perf_counter()
+                    r = session.get(base + path, headers={"Accept-Encoding": "identity"})
+                    first.append((time.perf_counter() - t0) * 1000)
+                    r.raise_for_status()
+                size = len(r.content)
+                warm = []
+                for _ in range(args.warm_requests):
+                    t0 = time.perf_counter()
+                    session.get(
+                        base + path, headers={"Accept-Encoding": "identity"}
+                    ).raise_for_status()
+                    warm.append((time.perf_counter() - t0) * 1000)
+                etag = r.headers["ETag"]
+                conditional = []
+                for _ in range(args.warm_requests):
+                    t0 = time.perf_counter()
+                    c = session.get(
+                        base + path, headers={"If-None-Match": etag, "Accept-Encoding": "identity"}
+                    )
+                    conditional.append((time.perf_counter() - t0) * 1000)
+                    assert c.status_code == 304, c.status_code
+                count = [0]
+                stop = time.perf_counter() + args.seconds
+
+                def client(path: str = path, stop: float = stop, count: list[int] = count) -> None:
+                    s = requests.Session()
+                    while time.perf_counter() < stop:
+                        s.get(base + path, headers={"Accept-Encoding": "gzip"})
+                        count[0] += 1
+
+                threads = [threading.Thread(target=client) for _ in range(4)]
+                t0 = time.perf_counter()
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                rps = count[0] / (time.perf_counter() - t0)
+                print(
+                    f"{name:26} {statistics.median(first):9.1f} {percentile(first, 0.95):9.1f} "
+                    f"{statistics.median(warm):9.2f} {percentile(warm, 0.95):9.2f} {rps:7.0f} "
+                    f"{statistics.median(conditional):8.2f}  {size}"
+                )
+            status = Path(f"/proc/{server.pid}/status").read_text()
+            hwm = next(line for line in status.splitlines() if line.startswith("VmHWM"))
+            print(f"server peak RSS: {hwm.split(':')[1].strip()}")
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""A plugin that implements every hook once, for tests/functional/test_hooks.py.
+
+It is an ordinary module registered by dotted name through the setting
+``sitemap_server.extra_plugins = sample_plugin`` (``tests`` is on pytest's ``pythonpath``),
+exactly as a deployment would register an unpackaged plugin. Each hook does one small,
+observable thing; the calls some hooks receive are recorded in the lists below, which the
+tests empty before each test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pyramid.config import Configurator
+from pyramid.request import Request
+from pyramid.response import Response
+from sqlalchemy import ColumnElement, select
+from sqlalchemy.orm import Session
+
+from sitemap_server import hookimpl
+from sitemap_server.api.auth import ADMIN
+from sitemap_server.content import eligibility
+from sitemap_server.models import Post, PostType
+from sitemap_server.sitemaps.changes import ContentChanges
+from sitemap_server.sitemaps.entries import Entry
+from sitemap_server.sitemaps.providers import BuildContext, Provider
+
+NAMESPACE_PREFIX = "sample"
+NAMESPACE = "https://sitemap-server.test/schemas/sample/1.0"
+XSL_PATH = "/sample-sitemap.xsl"
+XSL_ASSET = "sample_plugin:sample-sitemap.xsl"
+VERSIONS = Path(__file__).resolve().parent / "versions"
+FAIL_TITLE = "Raise in sitemap_content_changed"
+
+# (kind, type name of the item or None, path) for every sitemap_entry call.
+ENTRY_CALLS: list[tuple[str, str | None, str]] = []
+# One dict per sitemap_content_changed call.
+CHANGE_CALLS: list[dict[str, Any]] = []
+
+
+def reset() -> None:
+    ENTRY_CALLS.clear()
+    CHANGE_CALLS.clear()
+
+
+class BookmarkProvider(Provider):
+    """``bookmarks-sitemap.xml``: listed posts whose title starts with "Bookmark"."""
+
+    name = "bookmarks"
+    kind = "bookmark"
+    order = 60
+    xsl = XSL_PATH
+
+    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
+        return set(changes.posts)
+
+    def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
+        post_type = ctx.session.get(PostType, "post")
+        if post_type is None:
+            return
+        # The shared rules, plugins' criteria included: a plugin lists what the core lists.
+        query = (
+            select(Post)
+            .where(
+                eligibility.post_criteria(ctx.plugins, post_type, ctx.now),
+                Post.title.startswith("Bookmark"),
+            )
+            .order_by(Post.id)
+        )
+        if keys is not None:
+            query = query.where(Post.id.in_(sorted(keys)))
+        for post in ctx.session.scalars(query):
+            if eligibility.excluded_by_plugins(ctx.plugins, "post", post):
+                continue
+            yield Entry(
+                key=post.id, path=f"/bookmarks/{post.slug}/", lastmod=post.modified_at, item=post
+            )
+
+
+@hookimpl
+def sitemap_providers(session: Session) -> list[Provider]:
+    return [BookmarkProvider()]
+
+
+def ping_view(request: Request) -> Response:
+    return Response("pong", content_type="text/plain", charset="UTF-8")
+
+
+def sample_api_view(request: Request) -> dict[str, Any]:
+    greeting = request.openapi.parameters.query.get("greeting", "hello")
+    return {"plugin": "sample", "greeting": greeting}
+
+
+@hookimpl
+def sitemap_configure(config: Configurator) -> None:
+    config.add_route("sample_plugin.ping", "/sample-plugin/ping")
+    config.add_view(ping_view, route_name="sample_plugin.ping", request_method="GET")
+    # Documented by sitemap_openapi below, so its requests are validated like the core's.
+    config.add_route("sample_plugin.api", "/api/sample")
+    config.add_view(
+        sample_api_view,
+        route_name="sample_plugin.api",
+        request_method="GET",
+        permission=ADMIN,
+        openapi=True,
+        renderer="json",
+    )
+
+
+@hookimpl
+def sitemap_xsl() -> dict[str, str]:
+    return {XSL_PATH: XSL_ASSET}
+
+
+@hookimpl
+def sitemap_namespaces() -> dict[str, str]:
+    return {NAMESPACE_PREFIX: NAMESPACE}
+
+
+@hookimpl
+def sitemap_exclusion_criteria(kind: str) -> list[ColumnElement[bool]]:
+    """Posts whose slug starts with "secret-" are unlisted everywhere."""
+    if kind == "post":
+        return [~Post.slug.startswith("secret-")]
+    return []
+
+
+@hookimpl
+def sitemap_exclude(kind: str, item: Any) -> bool | None:
+    """A post whose title, or an author or term whose name, contains "[hide]"."""
+    text = item.title if kind == "post" else getattr(item, "name", "")
+    return True if "[hide]" in text else None
+
+
+@hookimpl
+def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
+    """Drop ``…/drop-me/…``; rewrite ``…/rewrite-me/…`` to ``…/rewritten/…``."""
+    ENTRY_CALLS.append((kind, type(item).__name__ if item is not None else None, entry.path))
+    if "/drop-me/" in entry.path:
+        return None
+    if "/rewrite-me/" in entry.path:
+        return replace(entry, path=entry.path.replace("/rewrite-me/", "/rewritten/"))
+    return entry
+
+
+@hookimpl
+def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
+    """Record the call; a post titled ``FAIL_TITLE`` makes the hook (so the write) fail."""
+    titles = {
+        post_id: getattr(session.get(Post, post_id), "title", None) for post_id in changes.posts
+    }
+    CHANGE_CALLS.append(
+        {
+            "posts": set(changes.posts),
+            "authors": set(changes.authors),
+            "terms": set(changes.terms),
+            "everything": changes.everything,
+            "in_transaction": session.in_transaction(),
+            "titles": titles,
+        }
+    )
+    if FAIL_TITLE in titles.values():
+        raise RuntimeError("sample plugin refuses this change")
+
+
+@hookimpl
+def sitemap_migrations() -> list[str]:
+    return [str(VERSIONS)]
+
+
+@hookimpl
+def sitemap_openapi() -> dict[str, Any]:
+    return {
+        "tags": [{"name": "sample", "description": "The sample plugin"}],
+        "paths": {
+            "/api/sample": {
+                "get": {
+                    "tags": ["sample"],
+                    "operationId": "getSample",
+                    "summary": "A greeting from the sample plugin",
+                    "parameters": [
+                        {
+                            "name": "greeting",
+                            "in": "query",
+                            "schema": {"type": "string", "minLength": 1, "maxLength": 10},
+                        }
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "The greeting",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"$ref": "#/components/schemas/SampleGreeting"}
+                                }
+                            },
+                        },
+                        "default": {"$ref": "#/components/responses/Problem"},
+                    },
+                }
+            }
+        },
+        "components": {
+            "schemas": {
+                "SampleGreeting": {
+                    "type": "object",
+                    "required": ["plugin", "greeting"],
+                    "properties": {"plugin": {"type": "string"}, "greeting": {"type": "string"}},
+                }
+            }
+        },
+    }

@@ -1,0 +1,8 @@
+"""A plugin with a misspelt hook name: the plugin manager must refuse it at start-up."""
+
+from sitemap_server import hookimpl
+
+
+@hookimpl
+def sitemap_provider(session):  # should be sitemap_providers
+    return []
