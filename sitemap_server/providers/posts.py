@@ -39,14 +39,16 @@ class PostTypeProvider(Provider):
         self._type = post_type
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
-        if not changes.posts:
-            return set()
-        keys = set(changes.posts)
-        if self.hierarchical:
+        """The changed posts of this type, or listed here until now (deleted ones too),
+        their descendants (their URLs contain the parent's slug), and key 0."""
+        keys = _touched(ctx, changes, self.name)
+        if keys and self.hierarchical:
             keys |= _descendants(ctx.session, keys)
-        if ctx.settings.posts_page_id and self.name == "page":
-            keys.add(ctx.settings.posts_page_id)
-        keys.add(0)  # the home page or archive may take a new date
+        if self.name != "post" and _touched(ctx, changes, "post"):
+            # The static home page and the posts page are dated by the newest post.
+            keys |= {ctx.settings.posts_page_id or 0}
+        if keys:
+            keys.add(0)  # the home page or archive may take a new date
         return keys
 
     def _is_home_host(self, ctx: BuildContext) -> bool:
@@ -125,6 +127,23 @@ def _newest(ctx: BuildContext, provider: str) -> datetime | None:
         .order_by(SitemapEntry.lastmod.desc())
         .limit(1)
     )
+
+
+def _touched(ctx: BuildContext, changes: ContentChanges, post_type: str) -> set[int]:
+    """Which of the changed posts are of ``post_type`` or are listed in its sitemap."""
+    found: set[int] = set()
+    for batch in chunks(sorted(changes.posts)):
+        found.update(
+            ctx.session.scalars(select(Post.id).where(Post.id.in_(batch), Post.type == post_type))
+        )
+        found.update(
+            ctx.session.scalars(
+                select(SitemapEntry.key).where(
+                    SitemapEntry.provider == post_type, SitemapEntry.key.in_(batch)
+                )
+            )
+        )
+    return found
 
 
 def _descendants(session: Session, ids: set[int]) -> set[int]:
