@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
-from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,14 +31,17 @@ from webtest import TestApp
 from sitemap_server import main
 from sitemap_server.models import get_session_factory
 from sitemap_server.services.tokens import create_token
-from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, reset_database
+from sitemap_server.testing import (
+    PROJECT_ROOT,
+    parse_sitemap,
+    reset_database,
+    xml_parser,
+)
 
 SITE = "http://sitemaps.test"
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 NS = {"sm": SM_NS, "image": IMAGE_NS}
-# The published XSDs are test data beside the project (``../shared``), see their SOURCES.md.
-XSD_DIR = SCHEMAS_DIR
 XSL_PATH = "/main-sitemap.xsl"
 X_ROBOTS_TAG = "noindex, follow"
 DEFAULT_CACHE_CONTROL = "public, no-cache"
@@ -51,37 +53,12 @@ PER_PAGE = 3
 # Reading sitemaps -----------------------------------------------------------------------
 
 
-def _parser() -> etree.XMLParser:
-    return etree.XMLParser(no_network=True, resolve_entities=False)
-
-
-@cache
-def schemas(kind: str) -> tuple[etree.XMLSchema, ...]:
-    """The current and 2009 schemas for ``urlset`` or ``sitemapindex``, compiled once."""
-    name = "sitemap-with-extensions.xsd" if kind == "urlset" else "siteindex.xsd"
-    return tuple(
-        etree.XMLSchema(etree.parse(str(directory / name), _parser()))
-        for directory in (XSD_DIR, XSD_DIR / "legacy-2009")
-    )
-
-
 def assert_sitemap_headers(response: Any) -> None:
     assert response.headers["Content-Type"] == "text/xml; charset=UTF-8"
     assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
 
 
-def parse_document(body: bytes) -> etree._Element:
-    """A sitemap document: well-formed UTF-8, in the sitemaps namespace, valid if non-empty."""
-    body.decode("utf-8")
-    root = etree.fromstring(body, _parser())
-    assert root.getroottree().docinfo.encoding.upper() == "UTF-8"
-    kind = etree.QName(root).localname
-    assert etree.QName(root).namespace == SM_NS
-    assert kind in ("urlset", "sitemapindex")
-    if len(root):
-        for schema in schemas(kind):
-            schema.assertValid(root)
-    return root
+parse_document = parse_sitemap
 
 
 def fetch(app: TestApp, path: str) -> etree._Element:
@@ -333,7 +310,7 @@ def assert_not_found(app: TestApp, path: str) -> None:
     assert len(response.body) < SMALL_BODY_BYTES
     assert b"Traceback" not in response.body
     if response.content_type != "text/plain":
-        etree.fromstring(response.body, _parser())
+        etree.fromstring(response.body, xml_parser())
 
 
 @pytest.mark.parametrize(
@@ -403,7 +380,7 @@ def test_an_empty_site_has_a_well_formed_empty_index(testapp):
 
 def stylesheet_of(body: bytes) -> etree._ProcessingInstruction:
     """The ``xml-stylesheet`` instruction, which must come before anything else."""
-    root = etree.fromstring(body, _parser())
+    root = etree.fromstring(body, xml_parser())
     before_root = list(root.itersiblings(preceding=True))
     assert before_root, "no processing instruction before the root element"
     first = before_root[-1]
@@ -415,8 +392,8 @@ def stylesheet_of(body: bytes) -> etree._ProcessingInstruction:
 def rendered_rows(app: TestApp, path: str) -> list[list[str]]:
     """The body rows of the HTML table that the XSL makes of ``path``, as cell texts, with
     the link of the first cell checked against its text."""
-    transform = etree.XSLT(etree.fromstring(app.get(XSL_PATH).body, _parser()))
-    html = transform(etree.fromstring(app.get(path).body, _parser()))
+    transform = etree.XSLT(etree.fromstring(app.get(XSL_PATH).body, xml_parser()))
+    html = transform(etree.fromstring(app.get(path).body, xml_parser()))
     tables = html.xpath("//table")
     assert len(tables) == 1
     headings = [th.text for th in tables[0].xpath(".//thead//th")]
@@ -444,7 +421,7 @@ def test_documents_point_at_the_served_xsl(books, testapp):
     assert stylesheet_of(empty).get("href") == XSL_PATH
 
     xsl = testapp.get(XSL_PATH, status=200)
-    assert etree.QName(etree.fromstring(xsl.body, _parser())).localname == "stylesheet"
+    assert etree.QName(etree.fromstring(xsl.body, xml_parser())).localname == "stylesheet"
 
 
 def test_the_xsl_renders_the_index_as_a_table_of_sitemaps(books, testapp):
