@@ -64,14 +64,21 @@ def post_images(
     Relative URLs are resolved against the page they appear on (``page_url``); images on
     other hosts are kept only when their host is an allowed CDN.
     """
-    site_host = (urlsplit(site_url).hostname or "").lower()
+    site = urlsplit(site_url)
+    site_host = (site.hostname or "").lower()
+    origin = f"{site.scheme}://{site.netloc}"
     allowed = {site_host, *(h.lower() for h in allowed_hosts)}
     seen: dict[str, None] = {}
     for raw in [featured or "", *content_images(content), *extras]:
         raw = raw.strip()
         if not raw or raw.startswith("data:"):
             continue
-        absolute = urljoin(page_url, raw)
+        if raw.startswith("/") and not raw.startswith("//") and "/." not in raw:
+            absolute = origin + raw  # the common case, without urljoin's cost
+        elif raw.startswith(("http://", "https://")) and "/." not in raw:
+            absolute = raw
+        else:
+            absolute = urljoin(page_url, raw)
         parts = urlsplit(absolute)
         if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() not in allowed:
             continue

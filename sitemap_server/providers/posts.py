@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, lazyload
 
 from ..content import eligibility, permalinks
 from ..content.images import post_images
@@ -59,7 +59,8 @@ class PostTypeProvider(Provider):
         criteria = eligibility.post_criteria(ctx.plugins, self._type, ctx.now)
         batches = [None] if keys is None else list(chunks(sorted(keys)))
         for batch in batches:
-            query = select(Post).where(criteria).order_by(Post.id)
+            # Terms are not needed here: don't let the relationship load them for every post.
+            query = select(Post).options(lazyload(Post.terms)).where(criteria).order_by(Post.id)
             if batch is not None:
                 query = query.where(Post.id.in_(batch))
             for post in ctx.session.scalars(query.execution_options(yield_per=1000)):
