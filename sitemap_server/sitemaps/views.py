@@ -90,6 +90,7 @@ def template(spec: str) -> PageTemplateFile:
 
 
 SITE_SNAPSHOT = "sitemap_server.site_snapshot"
+NAMESPACES = "sitemap_server.namespaces"
 
 
 @dataclass(frozen=True)
@@ -266,10 +267,7 @@ def page_view(request: Request) -> Response:
         return not_found(request, request.path)
     versions = state.version_of(name)
     etag = f"{name}-{page}-" + version_tag(versions)
-    namespaces = {"xmlns:image": IMAGE_NS}
-    plugins = request.registry.settings[PLUGIN_MANAGER]
-    for extra in plugins.hook.sitemap_namespaces():
-        namespaces.update({f"xmlns:{prefix}": uri for prefix, uri in extra.items()})
+    namespaces = request.registry[NAMESPACES]
 
     def render() -> str:
         entries: list[Any] = []
@@ -339,6 +337,10 @@ def includeme(config: Configurator) -> None:
     config.registry["sitemap_server.render_cache"] = RenderCache(
         settings["sitemap_server.render_cache_bytes"]
     )
+    namespaces = {"xmlns:image": IMAGE_NS}
+    for extra in settings[PLUGIN_MANAGER].hook.sitemap_namespaces():
+        namespaces.update({f"xmlns:{prefix}": uri for prefix, uri in extra.items()})
+    config.registry[NAMESPACES] = namespaces
     config.add_route("sitemap.index", "/sitemap_index.xml")
     config.add_route("sitemap.legacy_index", "/sitemap.xml")
     config.add_route("sitemap.page", "/{name:[a-z0-9_]+}-sitemap{number:[0-9]*}.xml")
