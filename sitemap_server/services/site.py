@@ -58,8 +58,28 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     apply(settings, data, FIELDS)
     if settings.front_page_id is not None and settings.front_page_id == settings.posts_page_id:
         raise Invalid.field("posts_page_id", "the posts page cannot also be the front page")
-    modified = session.is_modified(settings)
+    altered = _altered_fields(session, settings)
     flush(session, "settings")
-    if modified:
+    if altered & ENTRY_FIELDS:
         changed(session, everything=True)
+    elif altered:
+        changed(session, site=True)  # privacy, title, language: no entry changes
     return settings
+
+
+# Settings that change what the entries say (URLs, images, the home page, page size).
+ENTRY_FIELDS = {
+    "site_url",
+    "allowed_image_hosts",
+    "front_page",
+    "front_page_id",
+    "posts_page_id",
+    "entries_per_page",
+}
+
+
+def _altered_fields(session: Session, settings: SiteSettings) -> set[str]:
+    from sqlalchemy import inspect
+
+    state = inspect(settings)
+    return {name for name in FIELDS if state.attrs[name].history.has_changes()}

@@ -17,15 +17,18 @@ class ContentChanges:
     authors: set[int] = field(default_factory=set)
     terms: set[int] = field(default_factory=set)
     everything: bool = False
+    # Only site-wide answers changed (privacy, title): a new site version, no entry moves.
+    site: bool = False
 
     def __bool__(self) -> bool:
-        return self.everything or bool(self.posts or self.authors or self.terms)
+        return self.everything or self.site or bool(self.posts or self.authors or self.terms)
 
     def merge(self, other: ContentChanges) -> None:
         self.posts |= other.posts
         self.authors |= other.authors
         self.terms |= other.terms
         self.everything |= other.everything
+        self.site |= other.site
 
 
 def record(
@@ -35,6 +38,7 @@ def record(
     authors: set[int] | set[int | None] | None = None,
     terms: set[int] | set[int | None] | None = None,
     everything: bool = False,
+    site: bool = False,
 ) -> None:
     """Note a change; it is handed to ``sitemap_content_changed`` at the next service flush."""
     pending: ContentChanges = session.info.setdefault(PENDING, ContentChanges())
@@ -44,6 +48,7 @@ def record(
             authors={a for a in authors or () if a is not None},
             terms={t for t in terms or () if t is not None},
             everything=everything,
+            site=site,
         )
     )
 

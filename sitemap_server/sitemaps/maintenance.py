@@ -73,13 +73,18 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     plugins = for_session(session)
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
-    if changes.everything:
+    if changes.everything or changes.site:
         bump(session, SITE)
+    if changes.everything:
         names = [p.name for p in providers]
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
             gone = table.provider.not_in([*names, SITE])
             session.execute(delete(table).where(gone))
     for provider in providers:
+        if changes.site and not (
+            changes.everything or changes.posts or changes.authors or changes.terms
+        ):
+            break
         keys = None if changes.everything else provider.affected_keys(ctx, changes)
         if keys is None or keys:
             refresh_provider(ctx, provider, keys)

@@ -214,7 +214,7 @@ def test_sitemap_exclusion_criteria_only_apply_with_the_plugin(sample_api, testa
     assert post_url("secret-sauce") not in urlset(sample_api, "/post-sitemap.xml")[1]
     # The core application alone (same database) lists it once its entries are recomputed.
     testapp.authorization = sample_api.authorization
-    testapp.patch_json("/api/settings", {"title": "Recomputed"}, status=200)
+    testapp.patch_json("/api/settings", {"entries_per_page": 999}, status=200)
     assert post_url("secret-sauce") in urlset(testapp, "/post-sitemap.xml")[1]
 
 
@@ -322,6 +322,10 @@ def test_sitemap_content_changed_gets_the_ids_in_the_transaction(sample_api):
 
     sample_plugin.reset()
     sample_api.patch_json("/api/settings", {"title": "New title"}, status=200)
+    assert [(call["everything"], call["site"]) for call in calls] == [(False, True)]
+
+    sample_plugin.reset()
+    sample_api.patch_json("/api/settings", {"site_url": "http://elsewhere.test"}, status=200)
     assert [call["everything"] for call in calls] == [True]
 
 

@@ -158,6 +158,7 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
             "authors": set(changes.authors),
             "terms": set(changes.terms),
             "everything": changes.everything,
+            "site": changes.site,
             "in_transaction": session.in_transaction(),
             "titles": titles,
         }
