@@ -192,9 +192,13 @@ def main() -> None:
             index = session.get(base + "/sitemap_index.xml").text
             post_pages = index.count("/post-sitemap")
             last = f"/post-sitemap{post_pages}.xml" if post_pages > 1 else "/post-sitemap.xml"
+            full = max(1, post_pages - 1)  # the last page may hold only a few entries
             targets = {
                 "index": "/sitemap_index.xml",
                 "post page 1": "/post-sitemap.xml",
+                f"post page {full} (last full)": f"/post-sitemap{full}.xml"
+                if full > 1
+                else "/post-sitemap.xml",
                 f"post page {post_pages} (last)": last,
                 "author page 1": "/author-sitemap.xml",
                 "category page 1": "/category-sitemap.xml",
