@@ -10,12 +10,18 @@ emptied and the rows the migrations created are put back, so tests never see eac
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from sqlalchemy import Engine, MetaData, insert, select, text
 from sqlalchemy.orm import Session
 
@@ -267,3 +273,69 @@ def parse_sitemap(body: bytes) -> Any:
         for schema in sitemap_schemas(kind):
             schema.assertValid(root)
     return root
+
+
+PSERVE = Path(sys.executable).parent / "pserve"
+SERVER_STARTUP_SECONDS = 30
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_environment(**variables: str) -> dict[str, str]:
+    """This environment without any SITEMAP_SERVER_* setting, plus ``variables``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SITEMAP_SERVER_")}
+    env.update(variables)
+    return env
+
+
+def pserve_production(port: int) -> list[str]:
+    return [str(PSERVE), "production.ini", f"listen=127.0.0.1:{port}"]
+
+
+@contextmanager
+def serve_production(
+    database_url: str, site_url: str, log: Path, ready_path: str = "/robots.txt"
+) -> Iterator[str]:
+    """A real ``pserve production.ini`` on ``database_url``: its base URL while it runs.
+
+    Waits (bounded) until ``ready_path`` answers; always stops the process afterwards.
+    """
+    port = free_port()
+    env = server_environment(
+        SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=site_url
+    )
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            pserve_production(port),
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_STARTUP_SECONDS
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"pserve exited with {process.returncode}:\n{log.read_text()}")
+            try:
+                requests.get(base + ready_path, timeout=2)
+                break
+            except requests.ConnectionError:
+                if time.monotonic() > deadline:
+                    pytest.fail(
+                        f"pserve did not answer in {SERVER_STARTUP_SECONDS} s:\n{log.read_text()}"
+                    )
+                time.sleep(0.1)  # polling the starting server, bounded by the deadline
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -297,11 +297,3 @@ def bump(session: Session, provider: str) -> None:
         set_={"version": SitemapVersion.version + 1, "changed_at": now},
     )
     session.execute(statement)
-
-
-def newest_lastmod(session: Session, providers: list[str]) -> datetime | None:
-    if not providers:
-        return None
-    return session.scalar(
-        select(func.max(SitemapPage.lastmod)).where(SitemapPage.provider.in_(providers))
-    )

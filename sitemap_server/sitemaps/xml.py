@@ -15,11 +15,6 @@ def xml_text(value: str) -> str:
     return _INVALID.sub("", value).translate(_ESCAPES)
 
 
-def cdata(value: str) -> str:
-    """A CDATA section; a ``]]>`` inside is split so that it cannot end the section."""
-    return "<![CDATA[" + _INVALID.sub("", value).replace("]]>", "]]]]><![CDATA[>") + "]]>"
-
-
 def w3c(value: datetime | None) -> str | None:
     """``2019-10-21T12:37:01+00:00``: seconds precision, explicit offset."""
     if value is None:

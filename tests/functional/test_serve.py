@@ -1,76 +1,30 @@
 """``pserve production.ini`` really serves the API over HTTP (S-801)."""
 
-import os
-import socket
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 import requests
 
-from sitemap_server.testing import PROJECT_ROOT
+from sitemap_server.testing import (
+    PROJECT_ROOT,
+    free_port,
+    pserve_production,
+    serve_production,
+)
+from sitemap_server.testing import server_environment as environment
 
 pytestmark = pytest.mark.slow
 
-PSERVE = Path(sys.executable).parent / "pserve"
 SITE_URL = "https://www.example.test"
-STARTUP_SECONDS = 30
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def environment(**variables):
-    """The test run's environment without any SITEMAP_SERVER_* setting, plus ``variables``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITEMAP_SERVER_")}
-    env.update(variables)
-    return env
-
-
-def pserve_production(port):
-    return [str(PSERVE), "production.ini", f"listen=127.0.0.1:{port}"]
 
 
 @pytest.fixture
 def server(database_url, clean_database, tmp_path):
     """A running ``pserve production.ini`` on the test database: its base URL."""
-    port = free_port()
-    log = tmp_path / "pserve.log"
-    env = environment(SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=SITE_URL)
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            pserve_production(port),
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"pserve exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                requests.get(f"{base}/api/openapi.json", timeout=2)
-                break
-            except requests.ConnectionError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"pserve did not answer in {STARTUP_SECONDS} s:\n{log.read_text()}")
-                time.sleep(0.1)  # polling the starting server, bounded by the deadline
+    with serve_production(
+        database_url, SITE_URL, tmp_path / "pserve.log", ready_path="/api/openapi.json"
+    ) as base:
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_serves_the_openapi_document(server):

@@ -10,15 +10,10 @@ called directly with a ``webob`` request.
 from __future__ import annotations
 
 import gzip
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,9 +27,9 @@ from sitemap_server import main
 from sitemap_server.models import get_session_factory
 from sitemap_server.services.tokens import create_token
 from sitemap_server.testing import (
-    PROJECT_ROOT,
     parse_sitemap,
     reset_database,
+    serve_production,
     xml_parser,
 )
 
@@ -674,57 +669,14 @@ def test_an_etag_from_one_instance_is_honoured_by_the_other(books, testapp, make
     other.get("/book-sitemap.xml", headers={"If-None-Match": etag}, status=304)
 
 
-PSERVE = Path(sys.executable).parent / "pserve"
-STARTUP_SECONDS = 30
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def two_servers(database_url, clean_database, tmp_path) -> Iterator[list[str]]:
     """Two ``pserve production.ini`` processes on the test database: their base URLs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITEMAP_SERVER_")}
-    env.update(SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=SITE)
-    processes: list[tuple[subprocess.Popen[bytes], Path, str]] = []
-    try:
-        for number in range(2):
-            port = free_port()
-            log = tmp_path / f"pserve-{number}.log"
-            with log.open("wb") as output:
-                process = subprocess.Popen(
-                    [str(PSERVE), "production.ini", f"listen=127.0.0.1:{port}"],
-                    cwd=PROJECT_ROOT,
-                    env=env,
-                    stdout=output,
-                    stderr=subprocess.STDOUT,
-                )
-            processes.append((process, log, f"http://127.0.0.1:{port}"))
-        for process, log, base in processes:
-            deadline = time.monotonic() + STARTUP_SECONDS
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"pserve exited with {process.returncode}:\n{log.read_text()}")
-                try:
-                    requests.get(f"{base}/robots.txt", timeout=2)
-                    break
-                except requests.ConnectionError:
-                    if time.monotonic() > deadline:
-                        pytest.fail(f"pserve did not answer:\n{log.read_text()}")
-                    time.sleep(0.1)  # polling the starting server, bounded by the deadline
-        yield [base for _, _, base in processes]
-    finally:
-        for process, _, _ in processes:
-            process.terminate()
-        for process, _, _ in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with ExitStack() as stack:
+        yield [
+            stack.enter_context(serve_production(database_url, SITE, tmp_path / f"pserve-{n}.log"))
+            for n in range(2)
+        ]
 
 
 def served(base: str) -> dict[str, tuple[bytes, str]]:
