@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from . import main, migrations
 from .models import get_engine, get_session_factory
+from .models.meta import Clock, utcnow
 from .services.tokens import create_token
 
 TEST_DATABASE_ENV = "SITEMAP_SERVER_TEST_DATABASE_URL"
@@ -166,12 +168,10 @@ def forget_rendered(app: Any) -> None:
     Content versions start again at 1 whenever the database is reset, so a document one
     test rendered must not be served to the next (in production versions never go back).
     """
-    from .sitemaps.views import SITE_SNAPSHOT
+    from .sitemaps.views import READER, RENDER_CACHE
 
-    cache = app.registry.get("sitemap_server.render_cache")
-    if cache is not None:
-        cache.clear()
-    app.registry.pop(SITE_SNAPSHOT, None)
+    app.registry[RENDER_CACHE].clear()
+    app.registry[READER].forget()
 
 
 @pytest.fixture
@@ -203,6 +203,24 @@ def api(wsgi_app: Any, api_token: str) -> Any:
     app = TestApp(wsgi_app)
     app.authorization = ("Bearer", api_token)
     return app
+
+
+class MovableClock:
+    """The application's clock, moved by a test instead of sleeping."""
+
+    def now(self) -> datetime:
+        return utcnow()
+
+    def advance(self, **delta: float) -> datetime:
+        Clock.offset += timedelta(**delta)
+        return utcnow()
+
+
+@pytest.fixture
+def clock() -> Iterator[MovableClock]:
+    """``clock.advance(hours=1)`` moves the application's time (in this process) forward."""
+    yield MovableClock()
+    Clock.offset = timedelta(0)
 
 
 @pytest.fixture

@@ -87,6 +87,8 @@ class Post(Base):
         UniqueConstraint("type", "slug", name="uq_posts_type_slug"),
         # Sitemaps list one type's published posts in id order: this index answers them.
         Index("ix_posts_type_status_id", "type", "status", "id"),
+        # The next scheduled post of a type (its sitemap's ``due_at``).
+        Index("ix_posts_type_status_published_at", "type", "status", "published_at"),
         CheckConstraint(_in("status", PostStatus), name="status"),
         CheckConstraint(_in("robots", Robots), name="robots"),
         CheckConstraint("parts >= 1", name="parts"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import DateTime, MetaData
@@ -57,5 +57,12 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
+class Clock:
+    """The application's idea of now. Tests move it forward (``testing.clock``) instead of
+    sleeping; everything that depends on the time asks ``utcnow()``."""
+
+    offset = timedelta(0)
+
+
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    return datetime.now(UTC) + Clock.offset

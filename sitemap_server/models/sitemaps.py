@@ -60,3 +60,6 @@ class SitemapVersion(Base):
     provider: Mapped[str] = mapped_column(String(64), primary_key=True)
     version: Mapped[int] = mapped_column(Integer, default=0)
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # When this provider's entries next change by the passing of time alone (a scheduled
+    # post going live); the first request after it brings the entries up to date.
+    due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -6,13 +6,13 @@ import logging
 from collections.abc import Iterator
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, lazyload
 
 from ..content import eligibility, permalinks
 from ..content.images import post_images
 from ..hookspecs import hookimpl
-from ..models import Post, PostType, SitemapEntry
+from ..models import Post, PostStatus, PostType, SitemapEntry, post_terms
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry
 from ..sitemaps.providers import BuildContext, Provider, chunks
@@ -50,6 +50,35 @@ class PostTypeProvider(Provider):
         if keys:
             keys.add(0)  # the home page or archive may take a new date
         return keys
+
+    def next_due(self, ctx: BuildContext) -> datetime | None:
+        """The next scheduled post: published, dated in the future."""
+        return ctx.session.scalar(
+            select(func.min(Post.published_at)).where(
+                Post.type == self.name,
+                Post.status == PostStatus.PUBLISH,
+                Post.published_at > ctx.now,
+            )
+        )
+
+    def due_changes(self, ctx: BuildContext, due_at: datetime) -> ContentChanges:
+        """The posts whose time has come, with their authors and terms (as a write of
+        those posts would record them)."""
+        gone_live = select(Post.id, Post.author_id).where(
+            Post.type == self.name,
+            Post.status == PostStatus.PUBLISH,
+            Post.published_at >= due_at,
+            Post.published_at <= ctx.now,
+        )
+        changes = ContentChanges()
+        for post_id, author_id in ctx.session.execute(gone_live):
+            changes.posts.add(post_id)
+            if author_id is not None:
+                changes.authors.add(author_id)
+        for batch in chunks(sorted(changes.posts)):
+            terms = select(post_terms.c.term_id).where(post_terms.c.post_id.in_(batch))
+            changes.terms.update(ctx.session.scalars(terms))
+        return changes
 
     def _is_home_host(self, ctx: BuildContext) -> bool:
         static = ctx.settings.front_page == "page" and ctx.settings.front_page_id is not None

@@ -88,6 +88,48 @@ def refresh(session: Session, changes: ContentChanges) -> None:
         keys = None if changes.everything else provider.affected_keys(ctx, changes)
         if keys is None or keys:
             refresh_provider(ctx, provider, keys)
+            set_due(session, provider.name, provider.next_due(ctx))
+
+
+def catch_up(session: Session) -> bool:
+    """Bring up to date the providers whose ``due_at`` has passed (scheduled posts going
+    live). Safe to run from several processes at once: the second finds nothing due."""
+    plugins = for_session(session)
+    lock(session, "catch-up")
+    now = utcnow()
+    rows = session.execute(
+        select(SitemapVersion.provider, SitemapVersion.due_at).where(SitemapVersion.due_at <= now)
+    )
+    due = {name: due_at for name, due_at in rows if due_at is not None}
+    if not due:
+        return False
+    providers = all_providers(session, plugins)
+    ctx = build_context(session, plugins, providers)
+    changes = ContentChanges()
+    for provider in providers:
+        if provider.name not in due:
+            continue
+        found = provider.due_changes(ctx, due[provider.name])
+        if found is None:
+            refresh_provider(ctx, provider, None)
+            set_due(session, provider.name, provider.next_due(ctx))
+        else:
+            changes.merge(found)
+    refresh(session, changes)
+    # Whatever ``refresh`` did not look at is still due at a time that has passed.
+    for provider in providers:
+        if provider.name in due:
+            set_due(session, provider.name, provider.next_due(ctx))
+    return True
+
+
+def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
+    """Store ``due_at`` without a new version (nothing a crawler sees has changed)."""
+    session.execute(
+        _upsert(session)
+        .values(provider=provider, version=0, changed_at=utcnow(), due_at=due_at)
+        .on_conflict_do_update(index_elements=[SitemapVersion.provider], set_={"due_at": due_at})
+    )
 
 
 def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterable[Entry]:
@@ -289,11 +331,15 @@ def refresh_page_dates(ctx: BuildContext, provider: str, keys: set[int]) -> None
 def bump(session: Session, provider: str) -> None:
     """One more change for ``provider``; locks its row until commit on PostgreSQL."""
     now: datetime = utcnow()
-    dialect = session.get_bind().dialect.name
-    module: Any = postgresql if dialect == "postgresql" else sqlite
-    statement = module.insert(SitemapVersion).values(provider=provider, version=1, changed_at=now)
+    statement = _upsert(session).values(provider=provider, version=1, changed_at=now)
     statement = statement.on_conflict_do_update(
         index_elements=[SitemapVersion.provider],
         set_={"version": SitemapVersion.version + 1, "changed_at": now},
     )
     session.execute(statement)
+
+
+def _upsert(session: Session) -> Any:
+    """``INSERT … ON CONFLICT`` into sitemap_versions, in the session's dialect."""
+    module: Any = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    return module.insert(SitemapVersion)

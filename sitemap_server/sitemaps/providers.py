@@ -55,6 +55,19 @@ class Provider:
         """The current entries for ``keys`` (all when None), in key order."""
         raise NotImplementedError
 
+    def next_due(self, ctx: BuildContext) -> datetime | None:
+        """When the entries next change by the passing of time alone (None: never).
+
+        The engine stores it after each refresh; the first request after that moment
+        brings the entries up to date (``maintenance.catch_up``) before answering.
+        """
+        return None
+
+    def due_changes(self, ctx: BuildContext, due_at: datetime) -> ContentChanges | None:
+        """What became due since ``due_at``, refreshed like a write (so authors and terms
+        follow a post going live); None refreshes all of this provider's entries."""
+        return None
+
     def special_entries(self, ctx: BuildContext) -> Iterator[Entry]:
         """Entries computed from the others (home page, archive); key 0. None by default."""
         return iter(())

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.resources import files
@@ -22,13 +24,13 @@ from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPMovedPermanently
 from pyramid.request import Request
 from pyramid.response import Response
-from sqlalchemy import select, tuple_
+from sqlalchemy import bindparam, select, tuple_
+from sqlalchemy.engine import Connection
 
-from ..models import SITE, SitemapEntry, SitemapPage, SitemapVersion
+from ..models import SitemapEntry, SitemapPage
 from ..plugins import PLUGIN_MANAGER
-from ..services.site import effective_site_url, get_settings
-from ..sitemaps.maintenance import all_providers
-from ..sitemaps.providers import MAIN_XSL, Provider
+from .providers import MAIN_XSL
+from .reader import Reader, ReadState
 from .xml import w3c, xml_text
 
 X_ROBOTS_TAG = "noindex, follow"
@@ -89,59 +91,11 @@ def template(spec: str) -> PageTemplateFile:
     return TEMPLATES[spec]
 
 
-SITE_SNAPSHOT = "sitemap_server.site_snapshot"
+READER = "sitemap_server.reader"
 NAMESPACES = "sitemap_server.namespaces"
-
-
-@dataclass(frozen=True)
-class SiteSnapshot:
-    private: bool
-    site_url: str
-    providers: list[Provider]
-
-
-class ReadState:
-    """What one request needs to know: versions, settings, providers."""
-
-    def __init__(self, request: Request) -> None:
-        session = request.dbsession
-        rows = session.execute(select(SitemapVersion)).scalars().all()
-        self.versions = {row.provider: (row.version, row.changed_at) for row in rows}
-        self.request = request
-        # Settings and the set of providers change only with the site version (settings,
-        # post types, taxonomies), so they are read once per site version, not per request.
-        site_version = self.versions.get(SITE)
-        cached = request.registry.get(SITE_SNAPSHOT)
-        if cached is None or cached[0] != site_version:
-            settings = get_settings(session)
-            snapshot = SiteSnapshot(
-                private=settings.private,
-                site_url=effective_site_url(
-                    settings, request.registry.settings["sitemap_server.site_url"]
-                ),
-                providers=all_providers(session, request.registry.settings[PLUGIN_MANAGER]),
-            )
-            cached = (site_version, snapshot)
-            request.registry[SITE_SNAPSHOT] = cached
-        self.site: SiteSnapshot = cached[1]
-        self.site_url = self.site.site_url
-
-    def providers(self) -> list[Provider]:
-        return self.site.providers
-
-    def version_of(self, *names: str) -> tuple[tuple[str, int, str], ...]:
-        """Number and time of the last change of each provider. The time is part of it
-        because numbers start again from 0 when the database is recreated (or restored),
-        and a version seen before must never name different content."""
-        found = []
-        for name in (SITE, *names):
-            number, changed_at = self.versions.get(name, (0, None))
-            found.append((name, number, changed_at.isoformat() if changed_at else ""))
-        return tuple(found)
-
-    def changed_at(self, *names: str) -> datetime | None:
-        dates = [self.versions[n][1] for n in (SITE, *names) if n in self.versions]
-        return max(dates) if dates else None
+RENDER_CACHE = "sitemap_server.render_cache"
+# Render a document: its text, or None when it does not exist (a 404).
+Render = Callable[[Connection, ReadState], "str | None"]
 
 
 def version_tag(versions: tuple[tuple[str, int, str], ...]) -> str:
@@ -152,44 +106,68 @@ def version_tag(versions: tuple[tuple[str, int, str], ...]) -> str:
 
 
 def sitemap_response(
-    request: Request, key: tuple[Any, ...], etag: str, last_modified: datetime | None, render: Any
+    request: Request, what: tuple[Any, ...], names: list[str], render: Render
 ) -> Response:
-    """304, cached bytes, or a fresh rendering; always with the sitemap headers."""
-    response = Response(content_type=XML_CONTENT_TYPE, charset="UTF-8")
-    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
-    response.headers["Vary"] = "Accept-Encoding"
-    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+    """304, cached bytes, or a fresh rendering; always with the sitemap headers.
+
+    ``what`` names the document (``("post", 3)``) and ``names`` the providers whose
+    versions it depends on; the site version is always one of them.
+    """
+    reader: Reader = request.registry[READER]
+    cache: RenderCache = request.registry[RENDER_CACHE]
+    state = request.read_state
     # No (or an unreadable) Accept-Encoding gets plain XML: curl, urllib and many
     # validators send none and do not decompress.
     accept_encoding = request.accept_encoding
     wants_gzip = bool(accept_encoding) and bool(accept_encoding.acceptable_offers(["gzip"]))
-    tagged = f"{etag}-gz" if wants_gzip else etag
-    response.headers["ETag"] = f'"{tagged}"'
-    if last_modified is not None:
+
+    versions = state.version_of(*names)
+    etag = "-".join(map(str, what)) + "-" + version_tag(versions)
+    last_modified = state.changed_at(*names)
+    if is_not_modified(request, f"{etag}-gz" if wants_gzip else etag, last_modified):
+        response = sitemap_headers(request, Response(status=304), etag, wants_gzip)
         response.last_modified = last_modified
-    if request.headers.get("If-None-Match"):
-        not_modified = tagged in request.if_none_match
-    else:
-        not_modified = (
-            last_modified is not None
-            and request.if_modified_since is not None
-            and last_modified.replace(microsecond=0) <= request.if_modified_since
-        )
-    if not_modified:
-        response.status = 304
-        response.content_type = None
         return response
-    cache: RenderCache = request.registry["sitemap_server.render_cache"]
+    key = (*what, state.site.site_url, versions)
     rendered = cache.get(key)
     if rendered is None:
-        body = render().encode("utf-8")
-        rendered = Rendered(body, gzip.compress(body, 6, mtime=0), etag, last_modified)
-        cache.put(key, rendered)
+        with reader.snapshot() as conn:
+            # Read again inside the snapshot: the key must name what is rendered.
+            state = reader.state(conn)
+            text = render(conn, state)
+        if text is None:
+            return not_found(request, request.path)
+        versions = state.version_of(*names)
+        etag = "-".join(map(str, what)) + "-" + version_tag(versions)
+        body = text.encode("utf-8")
+        rendered = Rendered(body, gzip.compress(body, 6, mtime=0), etag, state.changed_at(*names))
+        cache.put((*what, state.site.site_url, versions), rendered)
+    response = Response(content_type=XML_CONTENT_TYPE, charset="UTF-8")
+    sitemap_headers(request, response, rendered.etag, wants_gzip)
+    response.last_modified = rendered.last_modified
     if wants_gzip:
         response.body = rendered.gzipped
         response.content_encoding = "gzip"
     else:
         response.body = rendered.body
+    return response
+
+
+def is_not_modified(request: Request, etag: str, last_modified: datetime | None) -> bool:
+    if request.headers.get("If-None-Match"):
+        return etag in request.if_none_match
+    return (
+        last_modified is not None
+        and request.if_modified_since is not None
+        and last_modified.replace(microsecond=0) <= request.if_modified_since
+    )
+
+
+def sitemap_headers(request: Request, response: Response, etag: str, gzipped: bool) -> Response:
+    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    response.headers["Vary"] = "Accept-Encoding"
+    response.headers["ETag"] = f'"{etag}-gz"' if gzipped else f'"{etag}"'
+    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
     return response
 
 
@@ -213,34 +191,31 @@ def sitemap_url(site_url: str, name: str, page: int) -> str:
 
 
 def index_view(request: Request) -> Response:
-    state = ReadState(request)
-    providers = [] if state.site.private else state.providers()
-    names = [p.name for p in providers]
-    versions = state.version_of(*names)
-    etag = "index-" + version_tag(versions)
+    site = request.read_state.site
+    names = [] if site.private else [p.name for p in site.providers]
 
-    def render() -> str:
-        pages = request.dbsession.execute(
-            select(SitemapPage.provider, SitemapPage.page, SitemapPage.lastmod).where(
-                SitemapPage.provider.in_(names)
-            )
-        ).all()
+    def render(conn: Connection, state: ReadState) -> str:
         order = {name: i for i, name in enumerate(names)}
-        pages.sort(key=lambda row: (order[row.provider], row.page))
+        pages = sorted(
+            conn.execute(
+                select(SitemapPage.provider, SitemapPage.page, SitemapPage.lastmod).where(
+                    SitemapPage.provider.in_(names)
+                )
+            ),
+            key=lambda row: (order[row.provider], row.page),
+        )
         sitemaps = [
-            {
-                "loc": xml_text(sitemap_url(state.site_url, row.provider, row.page)),
-                "lastmod": w3c(row.lastmod),
-            }
+            _Obj(
+                {
+                    "loc": xml_text(sitemap_url(state.site.site_url, row.provider, row.page)),
+                    "lastmod": w3c(row.lastmod),
+                }
+            )
             for row in pages
         ]
-        return template("sitemap_server:templates/sitemapindex.pt")(
-            xsl=MAIN_XSL, sitemaps=[_Obj(s) for s in sitemaps]
-        )
+        return template("sitemap_server:templates/sitemapindex.pt")(xsl=MAIN_XSL, sitemaps=sitemaps)
 
-    return sitemap_response(
-        request, ("index", state.site_url, versions), etag, state.changed_at(*names), render
-    )
+    return sitemap_response(request, ("index",), names, render)
 
 
 class _Obj:
@@ -254,23 +229,23 @@ def page_view(request: Request) -> Response:
     digits = number.lstrip("0")
     if len(digits) > len(str(MAX_PAGES)) or (digits and int(digits) > MAX_PAGES):
         return not_found(request, request.path)
+    site = request.read_state.site
     if number and (number.startswith("0") or number == "1"):
         page = max(int(digits or "0"), 1)
-        return HTTPMovedPermanently(location=sitemap_url(request.application_url, name, page))
+        return HTTPMovedPermanently(location=sitemap_url(site.site_url, name, page))
     page = int(number) if number else 1
-    state = ReadState(request)
-    provider = next((p for p in state.providers() if p.name == name), None)
-    if provider is None or (state.site.private and page > 1):
+    provider = site.provider(name)
+    if provider is None or (site.private and page > 1):
         return not_found(request, request.path)
-    row = None if state.site.private else request.dbsession.get(SitemapPage, (name, page))
-    if row is None and page > 1:
-        return not_found(request, request.path)
-    versions = state.version_of(name)
-    etag = f"{name}-{page}-" + version_tag(versions)
     namespaces = request.registry[NAMESPACES]
 
-    def render() -> str:
+    def render(conn: Connection, state: ReadState) -> str | None:
         entries: list[Any] = []
+        row = None
+        if not state.site.private:
+            row = conn.execute(PAGE, {"name": name, "page": page}).first()
+        if row is None and page > 1:
+            return None
         if row is not None:
             position = tuple_(SitemapEntry.key, SitemapEntry.part)
             query = (
@@ -284,29 +259,33 @@ def page_view(request: Request) -> Response:
                 )
                 .order_by(SitemapEntry.key, SitemapEntry.part)
             )
-            site = state.site_url
+            site_url = state.site.site_url
             entries = [
                 _Obj(
                     {
-                        "loc": xml_text(site + e.path),
+                        "loc": xml_text(site_url + e.path),
                         "lastmod": w3c(e.lastmod),
                         "images": [xml_text(i) for i in e.images or ()],
                         "extra": e.extra,
                     }
                 )
-                for e in request.dbsession.execute(query)
+                for e in conn.execute(query)
             ]
         return template(provider.template)(
             xsl=provider.xsl, namespaces=namespaces, entries=entries, provider=provider
         )
 
-    return sitemap_response(
-        request, (name, page, state.site_url, versions), etag, state.changed_at(name), render
-    )
+    return sitemap_response(request, (name, page), [name], render)
+
+
+PAGE = select(
+    SitemapPage.first_key, SitemapPage.first_part, SitemapPage.last_key, SitemapPage.last_part
+).where(SitemapPage.provider == bindparam("name"), SitemapPage.page == bindparam("page"))
 
 
 def legacy_index_view(request: Request) -> Response:
-    return HTTPMovedPermanently(location=request.application_url + "/sitemap_index.xml")
+    site_url = request.read_state.site.site_url
+    return HTTPMovedPermanently(location=site_url + "/sitemap_index.xml")
 
 
 def xsl_view(asset: str) -> Any:
@@ -323,19 +302,36 @@ def xsl_view(asset: str) -> Any:
 
 
 def robots_view(request: Request) -> Response:
-    settings = get_settings(request.dbsession)
-    if settings.private:
+    site = request.read_state.site
+    if site.private:
         text = "User-agent: *\nDisallow: /\n"
     else:
-        site = effective_site_url(settings, request.registry.settings["sitemap_server.site_url"])
-        text = f"User-agent: *\nDisallow:\n\nSitemap: {site}/sitemap_index.xml\n"
+        text = f"User-agent: *\nDisallow:\n\nSitemap: {site.site_url}/sitemap_index.xml\n"
     return Response(text, content_type="text/plain", charset="UTF-8")
+
+
+# The read path opens its own connections (see reader.py): no transaction manager.
+READ_PATH = re.compile(
+    r"^/(sitemap_index\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl)$"
+)
+
+
+def needs_transaction(request: Request) -> bool:
+    """``tm.activate_hook``: everything but the read path runs in a ``pyramid_tm`` transaction."""
+    return READ_PATH.match(request.path_info) is None
 
 
 def includeme(config: Configurator) -> None:
     settings = config.get_settings()
-    config.registry["sitemap_server.render_cache"] = RenderCache(
-        settings["sitemap_server.render_cache_bytes"]
+    settings["tm.activate_hook"] = needs_transaction
+    config.registry[RENDER_CACHE] = RenderCache(settings["sitemap_server.render_cache_bytes"])
+    config.registry[READER] = Reader(
+        config.registry["dbsession_factory"],
+        settings[PLUGIN_MANAGER],
+        settings["sitemap_server.site_url"],
+    )
+    config.add_request_method(
+        lambda request: request.registry[READER].state(), "read_state", reify=True
     )
     namespaces = {"xmlns:image": IMAGE_NS}
     for extra in settings[PLUGIN_MANAGER].hook.sitemap_namespaces():

@@ -23,8 +23,7 @@ from sitemap_server import hookspecs, main, migrations, plugins
 from sitemap_server.cli import main as cli_main
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.entries import Entry
-from sitemap_server.sitemaps.views import RenderCache
-from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL
+from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL, forget_rendered
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NS = {"s": SITEMAP_NS}
@@ -50,8 +49,7 @@ def sample(plugin_app, clean_database):
     """The plugin application through WebTest, without credentials; fresh plugin records."""
     sample_plugin.reset()
     # Content versions start again with every test's database: so must rendered documents.
-    cache = plugin_app.registry["sitemap_server.render_cache"]
-    plugin_app.registry["sitemap_server.render_cache"] = RenderCache(cache.max_bytes)
+    forget_rendered(plugin_app)
     return TestApp(plugin_app)
 
 

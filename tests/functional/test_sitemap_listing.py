@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 import pytest
@@ -653,3 +653,73 @@ def test_an_edit_that_unlists_a_post_removes_it(api, testapp, change):
     assert post["permalink"] in locs(testapp, "post")
     update_post(api, post, **change)
     assert_empty(testapp, "/post-sitemap.xml")
+
+
+# Scheduled posts: listed when their time comes, with no write --------------------------
+
+
+def test_a_scheduled_post_is_listed_from_its_publication_time(api, testapp, clock):
+    author = create_author(api, "ada")
+    live_at = clock.now() + timedelta(hours=1)
+    post = create_post(api, slug="soon", author=author["id"], published_at=live_at.isoformat())
+    url = post["permalink"]
+    before = testapp.get("/post-sitemap.xml", status=200)
+    assert url not in locs(testapp, "post")
+    assert f"{SITE}/author/ada/" not in locs(testapp, "author")
+    index_before = sitemap_index(testapp)
+
+    clock.advance(minutes=59)
+    assert url not in locs(testapp, "post")
+    # A crawler holding the old ETag still gets it confirmed.
+    testapp.get("/post-sitemap.xml", headers={"If-None-Match": before.headers["ETag"]}, status=304)
+
+    clock.advance(minutes=1, seconds=1)
+    entries = {e.loc: e for e in urlset(testapp, "post")}
+    assert url in entries
+    # Dated by its publication, the later of the two (S-402).
+    assert moment(entries[url].lastmod) == live_at.replace(microsecond=0)
+    assert f"{SITE}/author/ada/" in locs(testapp, "author")
+    # ...and no longer 304: the document changed although nobody wrote anything.
+    testapp.get("/post-sitemap.xml", headers={"If-None-Match": before.headers["ETag"]}, status=200)
+    index_after = sitemap_index(testapp)
+    assert f"{SITE}/author-sitemap.xml" in index_after
+    assert index_after != index_before
+
+
+def test_scheduled_posts_go_live_one_after_the_other(api, testapp, clock):
+    now = clock.now()
+    first = create_post(api, slug="first", published_at=(now + timedelta(hours=1)).isoformat())
+    second = create_post(api, slug="second", published_at=(now + timedelta(hours=2)).isoformat())
+    assert {first["permalink"], second["permalink"]}.isdisjoint(locs(testapp, "post"))
+    clock.advance(hours=1, seconds=1)
+    listed = locs(testapp, "post")
+    assert first["permalink"] in listed and second["permalink"] not in listed
+    clock.advance(hours=1)
+    assert {first["permalink"], second["permalink"]} <= set(locs(testapp, "post"))
+
+
+def test_a_rescheduled_or_unpublished_post_is_not_listed_at_its_old_time(api, testapp, clock):
+    now = clock.now()
+    later = create_post(api, slug="later", published_at=(now + timedelta(hours=1)).isoformat())
+    draft = create_post(api, slug="draft", published_at=(now + timedelta(hours=1)).isoformat())
+    later = update_post(api, later, published_at=(now + timedelta(days=1)).isoformat())
+    draft = update_post(api, draft, status="draft")
+    clock.advance(hours=2)
+    listed = locs(testapp, "post")
+    assert later["permalink"] not in listed and draft["permalink"] not in listed
+    clock.advance(days=1)
+    listed = locs(testapp, "post")
+    assert later["permalink"] in listed and draft["permalink"] not in listed
+
+
+def test_a_scheduled_post_goes_live_in_its_categories_and_tags(api, testapp, clock):
+    news = create_term(api, "news")
+    create_post(
+        api,
+        slug="soon",
+        terms=[news["id"]],
+        published_at=(clock.now() + timedelta(minutes=5)).isoformat(),
+    )
+    assert f"{SITE}/category/news/" not in {e.loc for e in every_entry(testapp)}
+    clock.advance(minutes=5)
+    assert f"{SITE}/category/news/" in locs(testapp, "category")

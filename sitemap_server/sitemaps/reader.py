@@ -1,0 +1,144 @@
+"""How the read path reaches the database: outside ``pyramid_tm``, in as few round trips
+as possible.
+
+A warm request costs one query: the content versions, read on an autocommit connection
+(no ``BEGIN``/``COMMIT`` around it). Only when a document has to be rendered is a
+read-only snapshot opened, and the versions are read again inside it, so the ETag and the
+cache key a rendering is stored under name exactly the content it shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import pluggy
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..models import SITE, SitemapVersion
+from ..models.meta import utcnow
+from ..services.site import effective_site_url, get_settings
+from . import maintenance
+from .providers import Provider
+
+VERSIONS = select(
+    SitemapVersion.provider,
+    SitemapVersion.version,
+    SitemapVersion.changed_at,
+    SitemapVersion.due_at,
+)
+
+Versions = dict[str, tuple[int, datetime]]
+
+
+@dataclass(frozen=True)
+class SiteSnapshot:
+    """What changes only with the site version: settings and the set of providers."""
+
+    private: bool
+    site_url: str
+    providers: list[Provider]
+
+    def provider(self, name: str) -> Provider | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+
+class ReadState:
+    """The content versions one request saw, and the site as of those versions."""
+
+    def __init__(self, versions: Versions, site: SiteSnapshot) -> None:
+        self.versions = versions
+        self.site = site
+
+    def version_of(self, *names: str) -> tuple[tuple[str, int, str], ...]:
+        """Number and time of the last change of each provider. The time is part of it
+        because numbers start again from 0 when the database is recreated (or restored),
+        and a version seen before must never name different content."""
+        found = []
+        for name in (SITE, *names):
+            number, changed_at = self.versions.get(name, (0, None))
+            found.append((name, number, changed_at.isoformat() if changed_at else ""))
+        return tuple(found)
+
+    def changed_at(self, *names: str) -> datetime | None:
+        dates = [self.versions[n][1] for n in (SITE, *names) if n in self.versions]
+        return max(dates) if dates else None
+
+
+class Reader:
+    """One per application: the engine, and the site snapshot of the last site version."""
+
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        plugins: pluggy.PluginManager,
+        configured_url: str,
+    ) -> None:
+        engine = session_factory.kw["bind"]
+        self.session_factory = session_factory
+        self.engine = engine
+        self.autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self.plugins = plugins
+        self.configured_url = configured_url
+        self.site: tuple[Any, SiteSnapshot] | None = None
+
+    def forget(self) -> None:
+        self.site = None
+
+    def state(self, conn: Connection | None = None) -> ReadState:
+        """The versions, on ``conn`` (a snapshot) or on an autocommit connection (which
+        first makes any change that has come due)."""
+        if conn is None:
+            with self.autocommit.connect() as own:
+                rows = own.execute(VERSIONS).all()
+                now = utcnow()
+                if any(row.due_at is not None and row.due_at <= now for row in rows):
+                    # A scheduled change has come due: make it before answering, so no
+                    # answer is ever stale.
+                    with self.session_factory() as session, session.begin():
+                        maintenance.catch_up(session)
+                    rows = own.execute(VERSIONS).all()
+        else:
+            rows = conn.execute(VERSIONS).all()
+        versions = {row.provider: (row.version, row.changed_at) for row in rows}
+        return ReadState(versions, self.site_snapshot(versions.get(SITE)))
+
+    def site_snapshot(self, site_version: Any) -> SiteSnapshot:
+        cached = self.site
+        if cached is not None and cached[0] == site_version:
+            return cached[1]
+        # Read after the version, so never older than it: at worst newer, and then the
+        # next request sees the newer version and reads again.
+        with self.session_factory() as session:
+            settings = get_settings(session)
+            snapshot = SiteSnapshot(
+                private=settings.private,
+                site_url=effective_site_url(settings, self.configured_url),
+                providers=maintenance.all_providers(session, self.plugins),
+            )
+        self.site = (site_version, snapshot)
+        return snapshot
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A read-only transaction that sees one committed state of the database."""
+        if self.engine.dialect.name == "sqlite":
+            # pysqlite opens no transaction for a SELECT; an explicit BEGIN on an
+            # autocommit connection does (WAL: readers never wait for the writer).
+            with self.autocommit.connect() as conn:
+                conn.exec_driver_sql("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    conn.exec_driver_sql("ROLLBACK")
+        else:
+            repeatable = self.engine.execution_options(
+                isolation_level="REPEATABLE READ", postgresql_readonly=True
+            )
+            with repeatable.connect() as conn, conn.begin():
+                yield conn
