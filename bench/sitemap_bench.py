@@ -177,6 +177,44 @@ def throughput(url: str, seconds: float) -> tuple[float, str]:
     return count[0] / (time.perf_counter() - t0), "-"
 
 
+def explain(url: str) -> None:
+    """The plans of the read path's queries (and the write path's scheduled-post lookup)."""
+    from sitemap_server.sitemaps.reader import VERSIONS
+    from sitemap_server.sitemaps.views import PAGE, index_pages, page_entries
+
+    engine = create_engine(url)
+    sqlite = engine.dialect.name == "sqlite"
+    prefix = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "
+    with engine.connect() as conn:
+        names = [r[0] for r in conn.execute(text("SELECT DISTINCT provider FROM sitemap_pages"))]
+        last = conn.execute(
+            text("SELECT max(page) FROM sitemap_pages WHERE provider = 'post'")
+        ).scalar_one()
+        row = conn.execute(
+            text("SELECT * FROM sitemap_pages WHERE provider = 'post' AND page = :p"), {"p": last}
+        ).one()
+        statements = {
+            "versions (every request)": VERSIONS,
+            "page row (render)": PAGE.params(name="post", page=last),
+            "last post page's entries (render)": page_entries("post", row),
+            "index pages (render)": index_pages(names),
+        }
+        for title, statement in statements.items():
+            compiled = statement.compile(engine, compile_kwargs={"literal_binds": True})
+            plan = conn.exec_driver_sql(prefix + str(compiled)).all()
+            print(f"-- {title}")
+            for line in plan:
+                print("   ", line[-1])
+        due = (
+            "SELECT min(published_at) FROM posts WHERE type = 'post' AND status = 'publish' "
+            "AND published_at > CURRENT_TIMESTAMP"
+        )
+        print("-- next scheduled post (each write)")
+        for line in conn.exec_driver_sql(prefix + due).all():
+            print("   ", line[-1])
+    engine.dispose()
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -214,6 +252,7 @@ def main() -> None:
         started = time.perf_counter()
         cli(ini, "rebuild-sitemaps")
         print(f"{args.db}: rebuild-sitemaps in {time.perf_counter() - started:.1f} s")
+        explain(url)
         token_out = subprocess.run(
             [BIN / "sitemap-server", "--config", ini, "token", "create", "bench"],
             check=True,

@@ -108,6 +108,13 @@ SETTINGS: tuple[Setting, ...] = (
         doc="Memory per process for rendered sitemaps, reused while their content version holds.",
     ),
     Setting(
+        "sitemap_server.max_page_bytes",
+        str(50 * 1024 * 1024),
+        _positive_int,
+        doc="Largest sitemap page (bytes, uncompressed). A page that would pass it holds fewer "
+        "entries than the page size (S-310: 50 MiB, the protocol's limit; lower only to test).",
+    ),
+    Setting(
         "sitemap_server.disabled_plugins",
         "",
         _names,

@@ -42,9 +42,10 @@ def post_criteria(
     )
 
 
-def type_is_listed(post_type: PostType) -> bool:
-    """S-101: non-public or noindexed types get no sitemap."""
-    return post_type.public and not post_type.noindex
+def type_has_sitemap(post_type: PostType) -> bool:
+    """S-101: non-public types get no sitemap. A noindexed type has one only while one of
+    its posts is explicitly set to "index" (S-201); it answers 404 otherwise."""
+    return post_type.public
 
 
 def taxonomy_is_listed(taxonomy: Taxonomy) -> bool:

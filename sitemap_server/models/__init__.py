@@ -83,6 +83,7 @@ def get_session_factory(
 
         info[PLUGIN_MANAGER] = settings.get(PLUGIN_MANAGER) or from_settings(settings)
         info["sitemap_server.site_url"] = settings.get("sitemap_server.site_url")
+        info["sitemap_server.max_page_bytes"] = settings.get("sitemap_server.max_page_bytes")
     return sessionmaker(bind=engine, info=info)
 
 

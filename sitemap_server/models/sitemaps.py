@@ -39,6 +39,8 @@ class SitemapEntry(Base):
     lastmod: Mapped[datetime | None] = mapped_column(UTCDateTime)
     images: Mapped[list[str]] = mapped_column(JSON, default=list)
     extra: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # At least the bytes of its rendered <url> element: pages are cut by it too (S-310).
+    size: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class SitemapPage(Base):

@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 @hookimpl
 def sitemap_providers(session: Session) -> list[Provider]:
     types = session.scalars(select(PostType).order_by(PostType.name))
-    return [PostTypeProvider(t) for t in types if eligibility.type_is_listed(t)]
+    return [PostTypeProvider(t) for t in types if eligibility.type_has_sitemap(t)]
 
 
 class PostTypeProvider(Provider):
@@ -36,6 +36,9 @@ class PostTypeProvider(Provider):
         self.archive_path = post_type.archive_path
         # Posts first: the home page and posts page take their dates from them.
         self.order = 10 if post_type.name == "post" else 11
+        # S-101 and S-201: a noindexed type lists only posts set to "index", and has no
+        # sitemap at all (404) while there are none.
+        self.absent_when_empty = post_type.noindex
         self._type = post_type
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
@@ -136,7 +139,7 @@ class PostTypeProvider(Provider):
         if self._is_home_host(ctx):
             newest = _newest(ctx, "post")
             path = permalinks.home_path()
-        elif self.archive_path:
+        elif self.archive_path and not self.absent_when_empty:  # a noindexed type's archive
             newest = _newest(ctx, self.name)
             path = self.archive_path
         else:

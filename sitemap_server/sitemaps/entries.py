@@ -18,8 +18,9 @@ class Entry:
     # The row the entry was made from, for the ``sitemap_entry`` hook; never stored.
     item: Any = field(default=None, compare=False, repr=False)
 
-    def row(self, provider: str) -> dict[str, Any]:
+    def row(self, provider: str, size: int) -> dict[str, Any]:
         return {
+            "size": size,
             "provider": provider,
             "key": self.key,
             "part": self.part,

@@ -37,6 +37,11 @@ from .providers import BuildContext, Provider, chunks
 log = logging.getLogger(__name__)
 
 SITE_URL_KEY = "sitemap_server.site_url"
+PAGE_BYTES_KEY = "sitemap_server.max_page_bytes"
+MAX_PAGE_BYTES = 50 * 1024 * 1024  # S-310
+# What a page holds besides its entries: the XML declaration, the stylesheet, the root
+# element with its namespaces.
+PAGE_FRAME_BYTES = 4096
 
 
 @hookimpl
@@ -65,6 +70,7 @@ def build_context(
         site_url=site_url,
         now=utcnow(),
         links=Links(session, site_url),
+        page_bytes=int(session.info.get(PAGE_BYTES_KEY) or MAX_PAGE_BYTES) - PAGE_FRAME_BYTES,
         post_providers=[p.name for p in providers if p.kind == "post"],
     )
 
@@ -164,8 +170,8 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     if keys is None:
         bump(session, provider.name)
         session.execute(delete(SitemapEntry).where(where_provider))
-        _insert(session, provider, _filtered(ctx, provider, provider.entries(ctx, None)))
-        _insert(session, provider, _filtered(ctx, provider, provider.special_entries(ctx)))
+        _insert(ctx, provider, _filtered(ctx, provider, provider.entries(ctx, None)))
+        _insert(ctx, provider, _filtered(ctx, provider, provider.special_entries(ctx)))
         recut_pages(ctx, provider.name, from_key=None)
         return
 
@@ -187,7 +193,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     if 0 in keys:
         # The home page and archive are dated from the stored entries (``special_entries``
         # reads them), so the fresh ones must be stored before those are computed.
-        _replace(session, provider, content_keys, fresh)
+        _replace(ctx, provider, content_keys, fresh)
         special = list(_filtered(ctx, provider, provider.special_entries(ctx)))
     candidates = fresh + special
     after = {(e.key, e.part): (e.path, e.lastmod, e.images, e.extra) for e in candidates}
@@ -195,31 +201,86 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         return  # nothing a crawler would see has changed: no new version
     bump(session, provider.name)
     if 0 in keys:
-        _replace(session, provider, {0}, special)
+        _replace(ctx, provider, {0}, special)
     else:
-        _replace(session, provider, keys, candidates)
+        _replace(ctx, provider, keys, candidates)
     membership = set(before) ^ set(after)
     if membership:
         recut_pages(ctx, provider.name, from_key=min(key for key, _ in membership))
+        return
+    # The same entries: pages keep their cut unless one grew past the byte limit.
+    resized = {k for k in after if _sized(after[k]) != _sized(before[k])}
+    overfull = _overfull_pages(ctx, provider.name, {key for key, _ in resized})
+    if overfull:
+        recut_pages(ctx, provider.name, from_key=overfull[0].first_key)
     else:
         dated = {k for k in after if after[k][1] != before[k][1]}
         refresh_page_dates(ctx, provider.name, {key for key, _ in dated})
 
 
-def _replace(session: Session, provider: Provider, keys: set[int], entries: list[Entry]) -> None:
+def _sized(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What an entry's size depends on: all but its date."""
+    path, _lastmod, images, extra = values
+    return path, images, extra
+
+
+def _overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[SitemapPage]:
+    """The pages holding ``keys`` whose entries now pass the byte limit, in order."""
+    found = []
+    for page in _pages_holding(ctx.session, provider, keys):
+        size = ctx.session.scalar(
+            select(func.sum(SitemapEntry.size)).where(
+                SitemapEntry.provider == provider, *_within(page)
+            )
+        )
+        if (size or 0) > ctx.page_bytes:
+            found.append(page)
+    return found
+
+
+def _pages_holding(session: Session, provider: str, keys: set[int]) -> list[SitemapPage]:
+    if not keys:
+        return []
+    return list(
+        session.scalars(
+            select(SitemapPage)
+            .where(
+                SitemapPage.provider == provider,
+                or_(
+                    *(
+                        and_(SitemapPage.first_key <= key, SitemapPage.last_key >= key)
+                        for key in sorted(keys)
+                    )
+                ),
+            )
+            .order_by(SitemapPage.page)
+        )
+    )
+
+
+def _within(page: SitemapPage) -> tuple[Any, Any]:
+    position = tuple_(SitemapEntry.key, SitemapEntry.part)
+    return (
+        position >= tuple_(page.first_key, page.first_part),
+        position <= tuple_(page.last_key, page.last_part),
+    )
+
+
+def _replace(ctx: BuildContext, provider: Provider, keys: set[int], entries: list[Entry]) -> None:
     """Store ``entries`` in place of the provider's stored entries for ``keys``."""
     for batch in chunks(sorted(keys)):
-        session.execute(
+        ctx.session.execute(
             delete(SitemapEntry).where(
                 SitemapEntry.provider == provider.name, SitemapEntry.key.in_(batch)
             )
         )
-    _insert(session, provider, entries)
+    _insert(ctx, provider, entries)
 
 
-def _insert(session: Session, provider: Provider, entries: Iterable[Entry]) -> None:
-    for batch in chunks(entry.row(provider.name) for entry in entries):
-        session.execute(insert(SitemapEntry), batch)
+def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> None:
+    rows = (e.row(provider.name, provider.entry_bytes(e, ctx.site_url)) for e in entries)
+    for batch in chunks(rows):
+        ctx.session.execute(insert(SitemapEntry), batch)
 
 
 def _position(key: int, part: int) -> Any:
@@ -275,11 +336,18 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
                 .limit(1)
             ).first()
         assert last is not None
-        count, newest = session.execute(
-            select(func.count(), func.max(SitemapEntry.lastmod)).where(
+        count, newest, size = session.execute(
+            select(func.count(), func.max(SitemapEntry.lastmod), func.sum(SitemapEntry.size)).where(
                 in_provider, after_cursor, ~_position(last.key, last.part)
             )
         ).one()
+        if size > ctx.page_bytes:
+            last = _last_that_fits(session, provider, cursor, last, ctx.page_bytes) or first
+            count, newest = session.execute(
+                select(func.count(), func.max(SitemapEntry.lastmod)).where(
+                    in_provider, after_cursor, ~_position(last.key, last.part)
+                )
+            ).one()
         session.add(
             SitemapPage(
                 provider=provider,
@@ -297,6 +365,28 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
         page += 1
 
 
+def _last_that_fits(
+    session: Session, provider: str, cursor: tuple[int, int], last: Any, budget: int
+) -> Any:
+    """The last entry after ``cursor`` (up to ``last``) whose running size fits ``budget``."""
+    ordered = (SitemapEntry.key, SitemapEntry.part)
+    running = (
+        select(*ordered, func.sum(SitemapEntry.size).over(order_by=ordered).label("running"))
+        .where(
+            SitemapEntry.provider == provider,
+            _position(*cursor),
+            ~_position(last.key, last.part),
+        )
+        .subquery()
+    )
+    return session.execute(
+        select(running.c.key, running.c.part)
+        .where(running.c.running <= budget)
+        .order_by(running.c.key.desc(), running.c.part.desc())
+        .limit(1)
+    ).first()
+
+
 def refresh_page_dates(ctx: BuildContext, provider: str, keys: set[int]) -> None:
     """Recompute the newest ``lastmod`` of the pages holding ``keys``."""
     if not keys:
@@ -305,25 +395,10 @@ def refresh_page_dates(ctx: BuildContext, provider: str, keys: set[int]) -> None
         recut_pages(ctx, provider, from_key=min(keys))
         return
     session = ctx.session
-    pages = session.scalars(
-        select(SitemapPage).where(
-            SitemapPage.provider == provider,
-            or_(
-                *(
-                    and_(SitemapPage.first_key <= key, SitemapPage.last_key >= key)
-                    for key in sorted(keys)
-                )
-            ),
-        )
-    ).all()
-    for page in pages:
+    for page in _pages_holding(session, provider, keys):
         page.lastmod = session.scalar(
             select(func.max(SitemapEntry.lastmod)).where(
-                SitemapEntry.provider == provider,
-                tuple_(SitemapEntry.key, SitemapEntry.part)
-                >= tuple_(page.first_key, page.first_part),
-                tuple_(SitemapEntry.key, SitemapEntry.part)
-                <= tuple_(page.last_key, page.last_part),
+                SitemapEntry.provider == provider, *_within(page)
             )
         )
 

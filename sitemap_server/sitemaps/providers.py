@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,8 +15,13 @@ from ..content.links import Links
 from ..models import SiteSettings
 from .changes import ContentChanges
 from .entries import Entry
+from .xml import xml_text
 
 MAIN_XSL = "/main-sitemap.xsl"
+# The markup around an entry's values in urlset.pt, with room to spare.
+URL_BYTES = len("<url>\n<loc></loc></url>\n") + 8
+LASTMOD_BYTES = len("<lastmod>2019-10-21T12:37:01+00:00</lastmod>")
+IMAGE_BYTES = len("<image:image><image:loc></image:loc></image:image>")
 
 
 @dataclass
@@ -30,6 +36,8 @@ class BuildContext:
     links: Links
     # Names of the post-type providers (authors and terms count only their entries).
     post_providers: list[str] = field(default_factory=list)
+    # The bytes a page's entries may take (S-310: 50 MiB, less the page's frame).
+    page_bytes: int = 50 * 1024 * 1024 - 4096
 
 
 class Provider:
@@ -44,6 +52,9 @@ class Provider:
     name: str
     kind: str
     order: int = 50
+    # 404 rather than an empty urlset while it lists nothing (S-306 is for types that
+    # have a sitemap; a noindexed post type has one only while it lists something).
+    absent_when_empty: bool = False
     xsl: str = MAIN_XSL
     template: str = "sitemap_server:templates/urlset.pt"
 
@@ -67,6 +78,20 @@ class Provider:
         """What became due since ``due_at``, refreshed like a write (so authors and terms
         follow a post going live); None refreshes all of this provider's entries."""
         return None
+
+    def entry_bytes(self, entry: Entry, site_url: str) -> int:
+        """At least the bytes ``entry`` renders to: pages are cut so that none passes the
+        protocol's 50 MiB (S-310). Exact for ``loc``, ``lastmod`` and images; ``extra`` is
+        bounded by its JSON (every character escaped, every key written twice). A
+        provider with its own template and large ``extra`` may count it exactly."""
+        size = URL_BYTES + len(xml_text(site_url + entry.path).encode())
+        if entry.lastmod is not None:
+            size += LASTMOD_BYTES
+        for image in entry.images:
+            size += IMAGE_BYTES + len(xml_text(image).encode())
+        if entry.extra:
+            size += 8 * len(json.dumps(entry.extra, ensure_ascii=False).encode())
+        return size
 
     def special_entries(self, ctx: BuildContext) -> Iterator[Entry]:
         """Entries computed from the others (home page, archive); key 0. None by default."""

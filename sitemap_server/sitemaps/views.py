@@ -197,11 +197,7 @@ def index_view(request: Request) -> Response:
     def render(conn: Connection, state: ReadState) -> str:
         order = {name: i for i, name in enumerate(names)}
         pages = sorted(
-            conn.execute(
-                select(SitemapPage.provider, SitemapPage.page, SitemapPage.lastmod).where(
-                    SitemapPage.provider.in_(names)
-                )
-            ),
+            conn.execute(index_pages(names)),
             key=lambda row: (order[row.provider], row.page),
         )
         sitemaps = [
@@ -244,21 +240,10 @@ def page_view(request: Request) -> Response:
         row = None
         if not state.site.private:
             row = conn.execute(PAGE, {"name": name, "page": page}).first()
-        if row is None and page > 1:
+        if row is None and (page > 1 or provider.absent_when_empty):
             return None
         if row is not None:
-            position = tuple_(SitemapEntry.key, SitemapEntry.part)
-            query = (
-                select(
-                    SitemapEntry.path, SitemapEntry.lastmod, SitemapEntry.images, SitemapEntry.extra
-                )
-                .where(
-                    SitemapEntry.provider == name,
-                    position >= tuple_(row.first_key, row.first_part),
-                    position <= tuple_(row.last_key, row.last_part),
-                )
-                .order_by(SitemapEntry.key, SitemapEntry.part)
-            )
+            query = page_entries(name, row)
             site_url = state.site.site_url
             entries = [
                 _Obj(
@@ -276,6 +261,26 @@ def page_view(request: Request) -> Response:
         )
 
     return sitemap_response(request, (name, page), [name], render)
+
+
+def page_entries(provider: str, page: Any) -> Any:
+    """The entries of one page: a range of the primary key, in order."""
+    position = tuple_(SitemapEntry.key, SitemapEntry.part)
+    return (
+        select(SitemapEntry.path, SitemapEntry.lastmod, SitemapEntry.images, SitemapEntry.extra)
+        .where(
+            SitemapEntry.provider == provider,
+            position >= tuple_(page.first_key, page.first_part),
+            position <= tuple_(page.last_key, page.last_part),
+        )
+        .order_by(SitemapEntry.key, SitemapEntry.part)
+    )
+
+
+def index_pages(names: list[str]) -> Any:
+    return select(SitemapPage.provider, SitemapPage.page, SitemapPage.lastmod).where(
+        SitemapPage.provider.in_(names)
+    )
 
 
 PAGE = select(

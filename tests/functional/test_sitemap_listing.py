@@ -193,11 +193,9 @@ def test_a_password_removed_or_status_published_lists_the_post(api, testapp):
 def test_non_public_and_noindexed_types_have_no_sitemap(api, testapp):
     create_post(api, slug="visible")
     create_post_type(api, "internal", public=False)
-    create_post_type(api, "hidden", noindex=True)
-    internal = create_post(api, type="internal", slug="secret-thing")
-    # S-201 lets a post set to "index" through inside a noindexed type, but S-101 gives
-    # such a type no sitemap at all, so the post has nowhere to appear.
-    forced = create_post(api, type="hidden", slug="forced", robots="index")
+    create_post_type(api, "hidden", noindex=True, archive_path="/hidden/")
+    internal = create_post(api, type="internal", slug="secret-thing", robots="index")
+    hidden = create_post(api, type="hidden", slug="by-default")
 
     for name in ("internal", "hidden"):
         response = testapp.get(f"/{name}-sitemap.xml", status=404)
@@ -207,7 +205,21 @@ def test_non_public_and_noindexed_types_have_no_sitemap(api, testapp):
     assert f"{SITE}/hidden-sitemap.xml" not in index
     everywhere = {e.loc for e in every_entry(testapp)}
     assert internal["permalink"] not in everywhere
-    assert forced["permalink"] not in everywhere
+    assert hidden["permalink"] not in everywhere
+
+
+def test_a_post_set_to_index_is_listed_inside_a_noindexed_type(api, testapp):
+    # S-201: the post's own robots setting wins over its type's default; the type then
+    # has a sitemap (S-101 holds for every type without such a post), without its archive.
+    create_post_type(api, "hidden", noindex=True, archive_path="/hidden/")
+    create_post(api, type="hidden", slug="by-default")
+    forced = create_post(api, type="hidden", slug="forced", robots="index")
+    assert locs(testapp, "hidden") == [forced["permalink"]]
+    assert f"{SITE}/hidden-sitemap.xml" in sitemap_index(testapp)
+
+    update_post(api, forced, robots="default")
+    testapp.get("/hidden-sitemap.xml", status=404)
+    assert f"{SITE}/hidden-sitemap.xml" not in sitemap_index(testapp)
 
 
 def test_a_custom_public_type_gets_its_own_sitemap(api, testapp):
