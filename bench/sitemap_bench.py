@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -251,7 +252,11 @@ def main() -> None:
         print(f"{args.db}: generated {args.posts} posts in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
         cli(ini, "rebuild-sitemaps")
-        print(f"{args.db}: rebuild-sitemaps in {time.perf_counter() - started:.1f} s")
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+        print(
+            f"{args.db}: rebuild-sitemaps in {time.perf_counter() - started:.1f} s "
+            f"(largest child process so far: {rss} MB)"
+        )
         explain(url)
         token_out = subprocess.run(
             [BIN / "sitemap-server", "--config", ini, "token", "create", "bench"],
