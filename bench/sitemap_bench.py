@@ -266,7 +266,11 @@ def main() -> None:
         ).stdout.strip()
 
         server = subprocess.Popen(
-            [BIN / "pserve", str(ini)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            # A file, not a pipe: nobody reads a pipe, and once full it would block the
+            # server's logging (waitress warns about its queue under wrk).
+            [BIN / "pserve", str(ini)],
+            stdout=subprocess.DEVNULL,
+            stderr=(directory / "server.log").open("w"),
         )
         base = f"http://127.0.0.1:{port}"
         try:
@@ -314,9 +318,11 @@ def main() -> None:
                 f"{'document':26} {'first p50':>9} {'first p95':>9} {'warm p50':>9} "
                 f"{'warm p95':>9} {'304 p50':>8} {'req/s':>7} {'wrk p50':>8}  bytes"
             )
+            writes: list[float] = []
             for name, path in targets.items():
                 first = []
                 for n in range(args.first_runs):
+                    t0 = time.perf_counter()
                     api.patch(
                         base + f"/api/posts/{editable}",
                         # A new modified_at moves the post's, its author's and its
@@ -331,6 +337,7 @@ def main() -> None:
                         ),
                         headers={"Content-Type": "application/json"},
                     ).raise_for_status()
+                    writes.append((time.perf_counter() - t0) * 1000)
                     first += timed(path, 1, **{"Accept-Encoding": "identity"})
                 r = get(path, **{"Accept-Encoding": "identity"})
                 assert r.status == 200, (path, r.status)
@@ -344,6 +351,10 @@ def main() -> None:
                     f"{statistics.median(warm):9.2f} {percentile(warm, 0.95):9.2f} "
                     f"{statistics.median(conditional):8.2f} {rps:7.0f} {wrk_p50:8}  {size}"
                 )
+            print(
+                f"admin write (PATCH of a post, sitemaps refreshed in its transaction): "
+                f"p50 {statistics.median(writes):.1f} ms, p95 {percentile(writes, 0.95):.1f} ms"
+            )
             status = Path(f"/proc/{server.pid}/status").read_text()
             hwm = next(line for line in status.splitlines() if line.startswith("VmHWM"))
             print(f"server peak RSS: {hwm.split(':')[1].strip()}")
