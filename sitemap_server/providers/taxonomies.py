@@ -63,8 +63,12 @@ class TaxonomyProvider(Provider):
             frontier = kids
         return {k for k in keys if k in parents}
 
-    def _own_newest(self, ctx: BuildContext, term_ids: list[int]) -> dict[int, datetime | None]:
-        if not ctx.post_providers or not term_ids:
+    def _own_newest(
+        self, ctx: BuildContext, term_ids: list[int] | None
+    ) -> dict[int, datetime | None]:
+        """The newest listed post of each term (of this taxonomy, when ``term_ids`` is None:
+        one pass over the links, rather than a lookup per term)."""
+        if not ctx.post_providers or term_ids == []:
             return {}
         query = (
             select(post_terms.c.term_id, func.max(SitemapEntry.lastmod))
@@ -76,6 +80,10 @@ class TaxonomyProvider(Provider):
             )
             .group_by(post_terms.c.term_id)
         )
+        if term_ids is None:
+            in_taxonomy = select(Term.id).where(Term.taxonomy == self.name)
+            rows = ctx.session.execute(query.where(post_terms.c.term_id.in_(in_taxonomy)))
+            return {row[0]: row[1] for row in rows}
         found: dict[int, datetime | None] = {}
         for batch in chunks(term_ids):
             rows = ctx.session.execute(query.where(post_terms.c.term_id.in_(batch)))
@@ -99,7 +107,10 @@ class TaxonomyProvider(Provider):
                 session.scalars(query if batch is None else query.where(Term.id.in_(batch)))
             )
             subtree = {t.id: _subtree(t.id, children) for t in terms}
-            own = self._own_newest(ctx, sorted({i for ids in subtree.values() for i in ids}))
+            if batch is None:
+                own = self._own_newest(ctx, None)
+            else:
+                own = self._own_newest(ctx, sorted({i for ids in subtree.values() for i in ids}))
             for term in terms:
                 if term.id not in own:
                     continue  # no listed post of its own

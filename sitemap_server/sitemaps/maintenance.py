@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 SITE_URL_KEY = "sitemap_server.site_url"
 PAGE_BYTES_KEY = "sitemap_server.max_page_bytes"
+# Changes at least this large (objects) are followed by fresh planner statistics.
+BULK_CHANGE = 1000
 MAX_PAGE_BYTES = 50 * 1024 * 1024  # S-310
 # What a page holds besides its entries: the XML declaration, the stylesheet, the root
 # element with its namespaces.
@@ -95,6 +97,21 @@ def refresh(session: Session, changes: ContentChanges) -> None:
         if keys is None or keys:
             refresh_provider(ctx, provider, keys)
             set_due(session, provider.name, provider.next_due(ctx))
+    if changes.everything or len(changes.posts) + len(changes.terms) >= BULK_CHANGE:
+        update_planner_statistics(session)
+
+
+def update_planner_statistics(session: Session) -> None:
+    """After a bulk change (an import, a rebuild): fresh statistics for the query planner.
+
+    SQLite has none until ``ANALYZE`` runs, and without them it may answer "the newest
+    listed post of this author" by scanning every stored entry instead of the author's
+    posts (170 ms instead of 0.4 ms at a million posts). PostgreSQL analyzes by itself,
+    but only some time after a bulk load.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(text("PRAGMA analysis_limit = 1000"))  # sample, don't read it all
+    session.execute(text("ANALYZE"))
 
 
 def catch_up(session: Session) -> bool:
