@@ -4,15 +4,21 @@
 heads`` works too. Plugins add their own version directories (see sitemap_server.migrations).
 """
 
+from alembic import context
 from pyramid.paster import get_appsettings, setup_logging
 
-from alembic import context
+from sitemap_server.migrations import is_version_table
 from sitemap_server.models import get_engine, metadata
 from sitemap_server.models.meta import UTCDateTime
 from sitemap_server.settings import normalize
 
 config = context.config
 connection = config.attributes.get("connection")
+
+
+def include_name(name, type_, parent_names):
+    """Autogenerate leaves Alembic's version tables (the core's and plugins') alone."""
+    return not (type_ == "table" and is_version_table(name))
 
 
 def render_item(type_, obj, autogen_context):
@@ -22,9 +28,15 @@ def render_item(type_, obj, autogen_context):
     return False
 
 
+# The core's migrations, or one plugin's: each has its own version table.
+version_table = config.attributes.get("version_table", "alembic_version")
+
+
 def run_migrations_offline() -> None:
     settings = normalize(get_appsettings(config.config_file_name))
-    context.configure(url=settings["sqlalchemy.url"], target_metadata=metadata)
+    context.configure(
+        url=settings["sqlalchemy.url"], target_metadata=metadata, version_table=version_table
+    )
     with context.begin_transaction():
         context.run_migrations()
 
@@ -34,6 +46,8 @@ def run_migrations(connection) -> None:
         connection=connection,
         target_metadata=metadata,
         render_item=render_item,
+        include_name=include_name,
+        version_table=version_table,
         # SQLite cannot ALTER most things; batch mode recreates the table instead.
         render_as_batch=connection.dialect.name == "sqlite",
     )

@@ -36,6 +36,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import requests
 from sqlalchemy import MetaData, create_engine, insert, text
@@ -53,11 +54,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_ini(directory: Path, url: str, port: int, per_page: int) -> Path:
+def write_ini(directory: Path, url: str, port: int, plugins: bool) -> Path:
     ini = directory / "bench.ini"
     ini.write_text(
         "[app:main]\nuse = egg:sitemap-server\n"
         f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
+        f"sitemap_server.load_entrypoints = {'true' if plugins else 'false'}\n"
         f"[alembic]\nscript_location = {ROOT / 'alembic'}\npath_separator = os\n"
         f"[server:main]\nuse = egg:waitress#main\nlisten = 127.0.0.1:{port}\nthreads = 4\n"
         "[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
@@ -74,7 +76,7 @@ def cli(ini: Path, *args: str) -> None:
     )
 
 
-def generate(url: str, posts: int, per_page: int) -> None:
+def generate(url: str, posts: int, per_page: int, videos: int = 0) -> None:
     engine = create_engine(url)
     meta = MetaData()
     meta.reflect(engine)
@@ -135,7 +137,34 @@ def generate(url: str, posts: int, per_page: int) -> None:
         with engine.begin() as conn:
             conn.execute(insert(Post), rows)
             conn.execute(insert(post_terms), links)
+    if videos:
+        add_videos(engine, meta, posts, videos, start)
     engine.dispose()
+
+
+def add_videos(engine: Any, meta: MetaData, posts: int, videos: int, start: datetime) -> None:
+    """One video on each of ``videos`` posts spread over the site (the video plugin's table)."""
+    table = meta.tables["videos"]
+    step = max(1, posts // videos)
+    rows = [
+        {
+            "post_id": i,
+            "source": "manual",
+            "title": f"Video of post {i}",
+            "description": f"What happens in video {i} & why it matters.",
+            "player_url": f"https://video.bench.test/player/{i}",
+            "thumbnail_url": f"https://video.bench.test/thumbs/{i}.jpg",
+            "published_at": start + timedelta(minutes=i * 3),
+            "duration": 30 + i % 600,
+            "view_count": i * 7,
+            "family_friendly": True,
+            "modified_at": start + timedelta(minutes=i * 3),
+        }
+        for i in range(step, posts + 1, step)
+    ][:videos]
+    with engine.begin() as conn:
+        for offset in range(0, len(rows), 20_000):
+            conn.execute(insert(table), rows[offset : offset + 20_000])
 
 
 def throughput(url: str, seconds: float) -> tuple[float, str]:
@@ -226,6 +255,12 @@ def main() -> None:
     parser.add_argument("--posts", type=int, default=100_000)
     parser.add_argument("--per-page", type=int, default=1000)
     parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument(
+        "--plugins", action="store_true", help="load the installed plugins (default: core only)"
+    )
+    parser.add_argument(
+        "--videos", type=int, default=0, help="posts with a video (needs the video plugin)"
+    )
     parser.add_argument("--first-runs", type=int, default=15)
     parser.add_argument("--warm-requests", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=5.0, help="throughput run length")
@@ -245,10 +280,10 @@ def main() -> None:
                 conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
             engine.dispose()
         port = free_port()
-        ini = write_ini(directory, url, port, args.per_page)
+        ini = write_ini(directory, url, port, args.plugins or args.videos > 0)
         cli(ini, "migrate")
         started = time.perf_counter()
-        generate(url, args.posts, args.per_page)
+        generate(url, args.posts, args.per_page, args.videos)
         print(f"{args.db}: generated {args.posts} posts in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
         cli(ini, "rebuild-sitemaps")
@@ -295,9 +330,22 @@ def main() -> None:
                 "author page 1": "/author-sitemap.xml",
                 "category page 1": "/category-sitemap.xml",
             }
+            video_pages = index.count("/video-sitemap")
+            if video_pages:
+                targets["video page 1"] = "/video-sitemap.xml"
+                if video_pages > 1:
+                    full_videos = max(2, video_pages - 1)
+                    targets[f"video page {full_videos} (last full)"] = (
+                        f"/video-sitemap{full_videos}.xml"
+                    )
             api = requests.Session()
             api.headers["Authorization"] = f"Bearer {token_out}"
-            editable = args.posts - 1  # a post near the end: lands on the last page
+            # A post near the end (on the last page), with a video when there are videos:
+            # its edit gives every measured document a new version.
+            editable = args.posts - 1
+            if args.videos:
+                step = max(1, args.posts // args.videos)
+                editable = (args.posts - 1) // step * step
             client = http.client.HTTPConnection("127.0.0.1", port)  # one keep-alive connection
 
             def get(path: str, **headers: str) -> http.client.HTTPResponse:

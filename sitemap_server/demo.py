@@ -4,7 +4,8 @@ Deterministic (seeded random), so two runs give the same site. Besides ordinary 
 holds the cases a sitemap must handle: drafts, private and password-protected posts, a
 noindexed post, one with a foreign canonical URL, one excluded by flag, a scheduled post,
 a multi-part post, nested pages, a static front page and posts page, images in content
-(relative, absolute, srcset, a CDN and a foreign host), a custom post type and taxonomy.
+(relative, absolute, srcset, a CDN and a foreign host), embedded videos (YouTube, Vimeo,
+``<video>``), a custom post type and taxonomy.
 """
 
 from __future__ import annotations
@@ -68,6 +69,20 @@ def _content(rng: random.Random, n: int) -> str:
         )
     if n % 17 == 0:
         paragraphs.append(f'<img src="https://elsewhere.example.org/hotlinked-{n}.png">')
+    # Embedded videos, for the video plugin to find (it lists them when installed).
+    if n % 11 == 0:
+        video_id = f"demo{n:07d}"[-11:]
+        paragraphs.append(
+            f'<iframe width="560" height="315" src="https://www.youtube.com/embed/{video_id}" '
+            "allowfullscreen></iframe>"
+        )
+    if n % 23 == 0:
+        paragraphs.append(f'<iframe src="https://player.vimeo.com/video/{76979000 + n}"></iframe>')
+    if n % 29 == 0:
+        paragraphs.append(
+            f'<video controls poster="/uploads/video-{n}.jpg"><source src="/uploads/video-{n}.mp4" '
+            'type="video/mp4"></video>'
+        )
     return "\n".join(paragraphs)
 
 
@@ -183,6 +198,17 @@ def _seed(
             data["modified_at"] = now.isoformat()
         post_service.create_post(session, data, lookups)
 
+    post_service.create_post(  # scheduled: listed when its time comes
+        session,
+        {
+            "type": "post",
+            "title": "Scheduled for tomorrow",
+            "status": "publish",
+            "published_at": (now + timedelta(days=1)).isoformat(),
+            "author": author_ids[0],
+        },
+        lookups,
+    )
     post_service.create_post(
         session,
         {

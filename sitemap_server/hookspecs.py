@@ -139,9 +139,12 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
 def sitemap_migrations() -> list[str]:
     """Return the Alembic version directories of the plugin's own tables.
 
-    Called by ``sitemap-server migrate`` (which runs ``alembic upgrade heads`` over the
-    core's and every plugin's directories), so that installing a plugin and migrating
-    creates its tables. A bare ``alembic`` command sees only the core's directory.
+    Called by ``sitemap-server migrate``, which upgrades the core, then each plugin's
+    revisions as a stream of their own with its own version table
+    (``alembic_version_{plugin name}``): installing a plugin and migrating creates its
+    tables, and uninstalling it leaves the core's migrations untouched. The plugin's first
+    revision has ``down_revision = None`` and may rely on the core's tables existing. A
+    bare ``alembic`` command sees only the core's directory.
 
     :return: absolute directory paths.
     """

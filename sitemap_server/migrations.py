@@ -1,48 +1,69 @@
 """Schema migrations: Alembic is the only way the schema is created or changed (S-801).
 
-The core's versions live in ``alembic/versions`` beside the ini files. Plugins that own
-tables bring their own version directories; ``version_locations`` collects them so that
-``alembic upgrade heads`` (``sitemap-server migrate``) applies every installed branch.
+The core's versions live in ``alembic/versions`` beside the ini files. A plugin that owns
+tables returns its own version directories from ``sitemap_migrations``; each plugin is a
+separate stream with its own version table (``alembic_version_{plugin}``), applied after
+the core's. So a plugin can be installed, disabled or uninstalled without the others
+noticing: the core's ``alembic_version`` never names a revision it cannot find.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from alembic.config import Config
+from typing import TYPE_CHECKING, Any, cast
 
 from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
 
 if TYPE_CHECKING:
     import pluggy
 
+CORE_VERSION_TABLE = "alembic_version"
+
+
+def is_version_table(name: str | None) -> bool:
+    """Alembic's bookkeeping (the core's table and each plugin's), not part of any model."""
+    return bool(name) and str(name).startswith(CORE_VERSION_TABLE)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One independent line of migrations: the core's, or one plugin's."""
+
+    name: str
+    version_table: str
+    locations: tuple[str, ...] = ()  # empty: the core's versions directory
+
+
+CORE = Stream("sitemap_server", CORE_VERSION_TABLE)
+
 
 def alembic_config(
-    config_file: str | Path, connection: Any = None, plugins: pluggy.PluginManager | None = None
+    config_file: str | Path, connection: Any = None, stream: Stream = CORE
 ) -> Config:
-    """An Alembic config reading ``config_file`` (the same ini file pserve reads).
-
-    :param plugins: whose ``sitemap_migrations`` to apply; the installed plugins by default.
-    """
+    """An Alembic config reading ``config_file`` (the same ini file pserve reads), for the
+    core's migrations or, with ``stream``, one plugin's."""
     config = Config(str(config_file))
     script_location = config.get_main_option("script_location")
     if not script_location:
-        here = Path(__file__).resolve().parent.parent
-        config.set_main_option("script_location", str(here / "alembic"))
-        script_location = str(here / "alembic")
-    locations = [str(Path(script_location) / "versions"), *plugin_version_locations(plugins)]
+        script_location = str(Path(__file__).resolve().parent.parent / "alembic")
+        config.set_main_option("script_location", script_location)
+    locations = stream.locations or (str(Path(script_location) / "versions"),)
     # Alembic splits version_locations on the path separator given here.
     config.set_main_option("path_separator", "newline")
     config.set_main_option("version_locations", "\n".join(locations))
+    config.attributes["version_table"] = stream.version_table
     config.attributes["configure_logging"] = False
     if connection is not None:
         config.attributes["connection"] = connection
     return config
 
 
-def plugin_version_locations(plugins: pluggy.PluginManager | None = None) -> list[str]:
-    """The version directories the plugins return from ``sitemap_migrations``.
+def plugin_streams(plugins: pluggy.PluginManager | None = None) -> list[Stream]:
+    """The plugins' migrations (``sitemap_migrations``), one stream per plugin.
 
     :param plugins: a plugin manager; by default the installed plugins
         (``plugins.default_plugin_manager()``).
@@ -50,8 +71,19 @@ def plugin_version_locations(plugins: pluggy.PluginManager | None = None) -> lis
     from .plugins import default_plugin_manager
 
     manager = plugins if plugins is not None else default_plugin_manager()
-    found = (str(Path(d).resolve()) for result in manager.hook.sitemap_migrations() for d in result)
-    return list(dict.fromkeys(found))
+    found = []
+    for impl in manager.hook.sitemap_migrations.get_hookimpls():
+        returned = cast(list[str], impl.function())
+        directories = tuple(dict.fromkeys(str(Path(d).resolve()) for d in returned))
+        if directories:
+            table = "alembic_version_" + re.sub(r"[^a-z0-9]+", "_", impl.plugin_name.lower())
+            found.append(Stream(impl.plugin_name, table, directories))
+    return found
+
+
+def plugin_version_locations(plugins: pluggy.PluginManager | None = None) -> list[str]:
+    """Every version directory the plugins bring."""
+    return [location for stream in plugin_streams(plugins) for location in stream.locations]
 
 
 def upgrade(
@@ -60,13 +92,27 @@ def upgrade(
     revision: str = "heads",
     plugins: pluggy.PluginManager | None = None,
 ) -> None:
-    command.upgrade(alembic_config(config_file, connection, plugins), revision)
+    """The core to ``revision`` (its latest by default), then every plugin to its latest."""
+    command.upgrade(alembic_config(config_file, connection), revision)
+    for stream in plugin_streams(plugins):
+        command.upgrade(alembic_config(config_file, connection, stream), "heads")
+
+
+def downgrade_all(
+    config_file: str | Path, connection: Any = None, plugins: pluggy.PluginManager | None = None
+) -> None:
+    """Every plugin's tables, then the core's, removed (their rows reference the core's)."""
+    for stream in reversed(plugin_streams(plugins)):
+        command.downgrade(alembic_config(config_file, connection, stream), "base")
+    command.downgrade(alembic_config(config_file, connection), "base")
 
 
 def current_heads(
     config_file: str | Path, plugins: pluggy.PluginManager | None = None
 ) -> list[str]:
-    from alembic.script import ScriptDirectory
-
-    config = alembic_config(config_file, plugins=plugins)
-    return list(ScriptDirectory.from_config(config).get_heads())
+    """The latest revision of the core and of each plugin's stream."""
+    heads: list[str] = []
+    for stream in (CORE, *plugin_streams(plugins)):
+        config = alembic_config(config_file, stream=stream)
+        heads += ScriptDirectory.from_config(config).get_heads()
+    return heads

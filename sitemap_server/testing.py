@@ -32,6 +32,7 @@ from .models.meta import Clock, utcnow
 from .services.tokens import create_token
 
 TEST_DATABASE_ENV = "SITEMAP_SERVER_TEST_DATABASE_URL"
+TEST_PLUGINS_ENV = "SITEMAP_SERVER_TEST_PLUGINS"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SITE_URL = "http://sitemaps.test"
 # The official sitemap XSDs: ../shared/schemas beside the project (as CI has it).
@@ -49,7 +50,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     url = os.environ.get(TEST_DATABASE_ENV)
-    return f"sitemap-server database: {url or 'SQLite (temporary file)'}"
+    plugins = "installed ones" if installed_plugins_loaded() else "none"
+    return f"sitemap-server database: {url or 'SQLite (temporary file)'}; plugins: {plugins}"
 
 
 @pytest.fixture(scope="session")
@@ -69,6 +71,7 @@ def ini_file(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Pat
         "use = egg:sitemap-server\n"
         f"sqlalchemy.url = {database_url.replace('%', '%%')}\n"
         f"sitemap_server.site_url = {SITE_URL}\n"
+        f"sitemap_server.load_entrypoints = {str(installed_plugins_loaded()).lower()}\n"
         "\n[alembic]\n"
         f"script_location = {PROJECT_ROOT / 'alembic'}\n"
         "path_separator = os\n"
@@ -88,12 +91,19 @@ def _drop_everything(engine: Engine) -> None:
         conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
 
 
+def installed_plugins_loaded() -> bool:
+    """False when ``SITEMAP_SERVER_TEST_PLUGINS=none``: the application under test then
+    loads no installed plugin, as if none were installed (S-501: the core works alone)."""
+    return os.environ.get(TEST_PLUGINS_ENV, "installed") != "none"
+
+
 @pytest.fixture(scope="session")
 def app_settings(database_url: str) -> dict[str, Any]:
     return {
         "sqlalchemy.url": database_url,
         "sitemap_server.site_url": SITE_URL,
         "sitemap_server.api.validate_responses": "true",
+        "sitemap_server.load_entrypoints": str(installed_plugins_loaded()).lower(),
     }
 
 

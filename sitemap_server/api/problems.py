@@ -13,7 +13,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 
 from ..services.errors import FieldProblem, ServiceError
-from .openapi import RequestInvalid
+from .openapi import OPENAPI, RequestInvalid
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +49,14 @@ def request_invalid_view(exc: RequestInvalid, request: Request) -> Response:
     return problem(exc.status, exc.detail, exc.errors)
 
 
+HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
 def not_allowed_view(exc: PredicateMismatch, request: Request) -> Response:
     # A route matched but no view took this method: 405, not Pyramid's default 404.
-    allowed = sorted(
-        request.registry.get("sitemap_server.api_methods", {}).get(
-            request.matched_route.name if request.matched_route else "", set()
-        )
-    )
+    route = request.matched_route
+    item = request.registry[OPENAPI].spec["paths"].get(route.pattern if route else "", {})
+    allowed = sorted(method.upper() for method in item if method in HTTP_METHODS)
     if not allowed:
         return problem(404, f"{request.path} does not exist")
     return problem(

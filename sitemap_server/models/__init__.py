@@ -84,6 +84,8 @@ def get_session_factory(
         info[PLUGIN_MANAGER] = settings.get(PLUGIN_MANAGER) or from_settings(settings)
         info["sitemap_server.site_url"] = settings.get("sitemap_server.site_url")
         info["sitemap_server.max_page_bytes"] = settings.get("sitemap_server.max_page_bytes")
+        # All of them, for plugins that read their own settings in the write path.
+        info["sitemap_server.settings"] = settings
     return sessionmaker(bind=engine, info=info)
 
 

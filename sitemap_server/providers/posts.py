@@ -115,14 +115,7 @@ class PostTypeProvider(Provider):
         if post.id == settings.posts_page_id:
             lastmod = _newest(ctx, "post") or lastmod
         path = url[len(ctx.site_url) :]
-        images = post_images(
-            post.featured_image,
-            post.content,
-            list(post.images or []),
-            ctx.site_url,
-            url,
-            list(settings.allowed_image_hosts or []),
-        )
+        images = self._images(ctx, post, url)
         yield Entry(key=post.id, part=1, path=path, lastmod=lastmod, images=images, item=post)
         for part in range(2, post.parts + 1):
             yield Entry(
@@ -136,16 +129,31 @@ class PostTypeProvider(Provider):
     def special_entries(self, ctx: BuildContext) -> Iterator[Entry]:
         """The home page (S-206) or the type's archive, dated by the newest post; listed
         only while there is such a post, so that a site without content lists nothing."""
+        images: list[str] = []
         if self._is_home_host(ctx):
             newest = _newest(ctx, "post")
             path = permalinks.home_path()
+            static = ctx.settings.front_page == "page" and ctx.settings.front_page_id
+            front = ctx.session.get(Post, ctx.settings.front_page_id) if static else None
+            if front is not None:  # a static front page: the home page shows its images
+                images = self._images(ctx, front, ctx.site_url + path)
         elif self.archive_path and not self.absent_when_empty:  # a noindexed type's archive
             newest = _newest(ctx, self.name)
             path = self.archive_path
         else:
             return
         if newest is not None:
-            yield Entry(key=0, path=path, lastmod=newest)
+            yield Entry(key=0, path=path, lastmod=newest, images=images)
+
+    def _images(self, ctx: BuildContext, post: Post, url: str) -> list[str]:
+        return post_images(
+            post.featured_image,
+            post.content,
+            list(post.images or []),
+            ctx.site_url,
+            url,
+            list(ctx.settings.allowed_image_hosts or []),
+        )
 
 
 def _newest(ctx: BuildContext, provider: str) -> datetime | None:

@@ -88,12 +88,16 @@ def refresh(session: Session, changes: ContentChanges) -> None:
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
             gone = table.provider.not_in([*names, SITE])
             session.execute(delete(table).where(gone))
+    built = set(session.scalars(select(SitemapVersion.provider)))
     for provider in providers:
         if changes.site and not (
             changes.everything or changes.posts or changes.authors or changes.terms
         ):
             break
-        keys = None if changes.everything else provider.affected_keys(ctx, changes)
+        # A provider the database has no version of was never built here (a plugin just
+        # installed, or enabled again after a rebuild without it): build all of it.
+        whole = changes.everything or provider.name not in built
+        keys = None if whole else provider.affected_keys(ctx, changes)
         if keys is None or keys:
             refresh_provider(ctx, provider, keys)
             set_due(session, provider.name, provider.next_due(ctx))
@@ -116,7 +120,8 @@ def update_planner_statistics(session: Session) -> None:
 
 def catch_up(session: Session) -> bool:
     """Bring up to date the providers whose ``due_at`` has passed (scheduled posts going
-    live). Safe to run from several processes at once: the second finds nothing due."""
+    live), and build those never built. Safe to run from several processes at once: the
+    second finds nothing left to do."""
     plugins = for_session(session)
     lock(session, "catch-up")
     now = utcnow()
@@ -124,10 +129,15 @@ def catch_up(session: Session) -> bool:
         select(SitemapVersion.provider, SitemapVersion.due_at).where(SitemapVersion.due_at <= now)
     )
     due = {name: due_at for name, due_at in rows if due_at is not None}
-    if not due:
-        return False
     providers = all_providers(session, plugins)
+    built = set(session.scalars(select(SitemapVersion.provider)))
+    missing = [p for p in providers if p.name not in built]
+    if not due and not missing:
+        return False
     ctx = build_context(session, plugins, providers)
+    for provider in missing:
+        refresh_provider(ctx, provider, None)
+        set_due(session, provider.name, provider.next_due(ctx))
     changes = ContentChanges()
     for provider in providers:
         if provider.name not in due:

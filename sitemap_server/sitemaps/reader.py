@@ -96,10 +96,9 @@ class Reader:
         if conn is None:
             with self.autocommit.connect() as own:
                 rows = own.execute(VERSIONS).all()
-                now = utcnow()
-                if any(row.due_at is not None and row.due_at <= now for row in rows):
-                    # A scheduled change has come due: make it before answering, so no
-                    # answer is ever stale.
+                if self._behind(rows):
+                    # A scheduled change has come due, or a provider was never built:
+                    # do it before answering, so that no answer is ever stale.
                     with self.session_factory() as session, session.begin():
                         maintenance.catch_up(session)
                     rows = own.execute(VERSIONS).all()
@@ -107,6 +106,16 @@ class Reader:
             rows = conn.execute(VERSIONS).all()
         versions = {row.provider: (row.version, row.changed_at) for row in rows}
         return ReadState(versions, self.site_snapshot(versions.get(SITE)))
+
+    def _behind(self, rows: Any) -> bool:
+        """Whether the stored sitemaps miss something: a change that has come due, or a
+        provider with no version at all (never built)."""
+        now = utcnow()
+        if any(row.due_at is not None and row.due_at <= now for row in rows):
+            return True
+        versions = {row.provider: (row.version, row.changed_at) for row in rows}
+        site = self.site_snapshot(versions.get(SITE))
+        return any(provider.name not in versions for provider in site.providers)
 
     def site_snapshot(self, site_version: Any) -> SiteSnapshot:
         cached = self.site

@@ -10,6 +10,11 @@ _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
 
 
+def valid_chars(value: str) -> str:
+    """``value`` without the characters XML 1.0 cannot carry (for templates that escape)."""
+    return _INVALID.sub("", value)
+
+
 def xml_text(value: str) -> str:
     """``value`` escaped for element content or an attribute, invalid characters removed."""
     return _INVALID.sub("", value).translate(_ESCAPES)

@@ -417,6 +417,23 @@ def test_static_front_page_home_is_the_first_entry_of_the_page_sitemap(api, test
     assert front["permalink"] in locs(testapp, "page")
 
 
+def test_a_static_front_page_lends_its_images_to_the_home_page(api, testapp):
+    front = create_page(
+        api, slug="welcome", featured_image="/uploads/hero.jpg", content='<img src="/a.png">'
+    )
+    create_post(api, slug="article", featured_image="/uploads/article.jpg")
+    update_settings(api, front_page="page", front_page_id=front["id"])
+    [home] = [e for e in urlset(testapp, "page") if e.loc == HOME]
+    assert home.images == [f"{SITE}/uploads/hero.jpg", f"{SITE}/a.png"]
+    # Its edits reach the home entry.
+    update_post(api, front, featured_image=None)
+    [home] = [e for e in urlset(testapp, "page") if e.loc == HOME]
+    assert home.images == [f"{SITE}/a.png"]
+    # Showing the latest posts again: the home page has no images of its own.
+    update_settings(api, front_page="posts", front_page_id=None)
+    assert urlset(testapp, "post")[0].images == []
+
+
 # S-207: multi-part posts ----------------------------------------------------------------
 
 

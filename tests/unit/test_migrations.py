@@ -4,18 +4,26 @@ import uuid
 from contextlib import contextmanager
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, select, text
 
-from alembic import command
 from sitemap_server import migrations
 from sitemap_server.models import PostType, metadata
+from sitemap_server.plugins import get_plugin_manager
+
+CORE_ONLY = get_plugin_manager(load_entrypoints=False)
 
 
 def differences(connection):
-    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    def include_name(name, type_, parent_names):
+        return not (type_ == "table" and migrations.is_version_table(name))
+
+    context = MigrationContext.configure(
+        connection, opts={"compare_type": True, "include_name": include_name}
+    )
     return compare_metadata(context, metadata)
 
 
@@ -54,49 +62,64 @@ def scratch(engine, tmp_path):
         yield scratch
 
 
-def revisions(ini_file):
-    """Every revision, oldest first, with the one it follows."""
-    script = ScriptDirectory.from_config(migrations.alembic_config(ini_file))
-    return [(rev.revision, rev.down_revision or "base") for rev in script.walk_revisions()][::-1]
-
-
 def tables(connection):
-    return set(inspect(connection).get_table_names()) - {"alembic_version"}
+    names = inspect(connection).get_table_names()
+    return {name for name in names if not migrations.is_version_table(name)}
+
+
+def versions(connection):
+    """Every revision the version tables (the core's and each plugin's) record."""
+    found = set()
+    for name in inspect(connection).get_table_names():
+        if migrations.is_version_table(name):
+            found |= set(connection.execute(text(f"SELECT version_num FROM {name}")).scalars())
+    return found
 
 
 def test_downgrade_to_base_then_upgrade_to_heads(scratch, ini_file):
+    """The core's migrations and every installed plugin's (each its own stream)."""
     with scratch.begin() as connection:
-        config = migrations.alembic_config(ini_file, connection=connection)
-        command.upgrade(config, "heads")
+        migrations.upgrade(ini_file, connection=connection)
         assert tables(connection) == set(metadata.tables)
 
-        command.downgrade(config, "base")
+        migrations.downgrade_all(ini_file, connection=connection)
         assert tables(connection) == set()
-        assert connection.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 0
+        assert versions(connection) == set()
 
-        command.upgrade(config, "heads")
+        migrations.upgrade(ini_file, connection=connection)
         assert differences(connection) == []
-        heads = set(migrations.current_heads(ini_file))
-        assert (
-            set(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
-            == heads
-        )
+        assert versions(connection) == set(migrations.current_heads(ini_file))
         # The rows the migrations make come back too.
         builtin = set(connection.execute(select(PostType.name).where(PostType.builtin)).scalars())
         assert {"post", "page"} <= builtin
 
 
-def test_every_revision_downgrades_and_upgrades_again(scratch, ini_file):
-    """The stairway: each step up, down one, and up again, so every downgrade is exercised."""
-    steps = revisions(ini_file)
+def stairway(config):
+    """Each revision of one stream: up, down one, and up again, so every downgrade runs."""
+    script = ScriptDirectory.from_config(config)
+    steps = [(rev.revision, rev.down_revision or "base") for rev in script.walk_revisions()]
     assert steps
+    for revision, previous in steps[::-1]:
+        command.upgrade(config, revision)
+        command.downgrade(config, previous)
+        command.upgrade(config, revision)
+
+
+def test_every_revision_downgrades_and_upgrades_again(scratch, ini_file):
     with scratch.begin() as connection:
-        config = migrations.alembic_config(ini_file, connection=connection)
-        for revision, previous in steps:
-            command.upgrade(config, revision)
-            command.downgrade(config, previous)
-            command.upgrade(config, revision)
+        stairway(migrations.alembic_config(ini_file, connection=connection))
+        for stream in migrations.plugin_streams():
+            stairway(migrations.alembic_config(ini_file, connection, stream))
         assert differences(connection) == []
+
+
+def test_a_plugins_migrations_keep_to_their_own_version_table(scratch, ini_file):
+    """Its revisions never enter the core's table: uninstalled, the core still migrates."""
+    with scratch.begin() as connection:
+        migrations.upgrade(ini_file, connection=connection)
+        core = set(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
+        assert core == set(migrations.current_heads(ini_file, plugins=CORE_ONLY))
+        migrations.upgrade(ini_file, connection=connection, plugins=CORE_ONLY)  # no error
 
 
 def test_the_test_database_was_left_alone(engine):

@@ -5,7 +5,6 @@ Revises:
 """
 
 import sqlalchemy as sa
-
 from alembic import op
 
 revision = "sample_0001"

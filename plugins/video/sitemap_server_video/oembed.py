@@ -1,0 +1,202 @@
+"""Metadata of hosted videos (YouTube, Vimeo) from the host's oEmbed endpoint.
+
+Fetched after the saving transaction commits, on a small pool of background threads, so
+the admin request that saved a post never waits on the network and never fails because of
+it. A fetch fills only the fields nobody has set, records when it succeeded or why it
+failed, and refreshes the sitemaps in a transaction of its own. Endpoints come from the
+settings (``sitemap_server_video.oembed.youtube`` / ``.vimeo``); with none set, nothing is
+fetched (tests point them at a local server).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+from sitemap_server.models.meta import utcnow
+
+from .models import VIDEO_WRITES, Video
+
+log = logging.getLogger(__name__)
+
+SETTINGS = "sitemap_server.settings"
+ENDPOINT = "sitemap_server_video.oembed.{host}"
+TIMEOUT = "sitemap_server_video.oembed.timeout"
+DEFAULT_TIMEOUT = 5.0
+HOSTS = ("youtube", "vimeo")
+MAX_ERROR = 500
+
+_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="video-oembed")
+_pending: set[Future[None]] = set()
+_lock = threading.Lock()
+
+
+def host_of(video: Video) -> str | None:
+    key = video.embed_key or ""
+    host = key.partition(":")[0]
+    return host if host in HOSTS and video.page_url else None
+
+
+def _settings(session: Session) -> dict[str, Any]:
+    return dict(session.info.get(SETTINGS) or {})
+
+
+def fetch_after_commit(session: Session, video_ids: list[int]) -> None:
+    """Queue ``video_ids`` for fetching once (and only if) the transaction commits."""
+    settings = _settings(session)
+    if not video_ids or not any(settings.get(ENDPOINT.format(host=h)) for h in HOSTS):
+        return
+    queued: list[int] = session.info.setdefault("sitemap_server_video.fetch", [])
+    if not queued:
+
+        def after_commit(committed: Session) -> None:
+            ids = list(committed.info.pop("sitemap_server_video.fetch", []))
+            submit(committed.get_bind(), dict(committed.info), ids)
+
+        def after_rollback(rolled_back: Session, previous_transaction: Any) -> None:
+            rolled_back.info.pop("sitemap_server_video.fetch", None)
+
+        event.listen(session, "after_commit", after_commit, once=True)
+        event.listen(session, "after_soft_rollback", after_rollback, once=True)
+    queued.extend(video_ids)
+
+
+def submit(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
+    if not video_ids:
+        return
+    future = _pool.submit(fetch, bind, info, video_ids)
+    with _lock:
+        _pending.add(future)
+    future.add_done_callback(_done)
+
+
+def _done(future: Future[None]) -> None:
+    with _lock:
+        _pending.discard(future)
+    if future.exception() is not None:
+        log.error("video metadata fetch failed", exc_info=future.exception())
+
+
+def wait(timeout: float = 30.0) -> bool:
+    """Wait until every queued fetch has finished (tests, and a clean shutdown)."""
+    with _lock:
+        pending = list(_pending)
+    for future in pending:
+        with contextlib.suppress(Exception):  # logged by _done
+            future.result(timeout=timeout)
+    with _lock:
+        return not _pending
+
+
+def fetch(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
+    """Fetch the metadata of ``video_ids``, then store it, one transaction for all.
+
+    No transaction is open while the hosts are asked, and the rows are read again before
+    they are filled: what was set in the meantime (by hand, say) is kept, and a video
+    deleted in the meantime stays deleted.
+    """
+    from sitemap_server.services.common import changed
+
+    settings = dict(info.get(SETTINGS) or {})
+    timeout = float(settings.get(TIMEOUT) or DEFAULT_TIMEOUT)
+    asks: list[tuple[int, str, str]] = []
+    with Session(bind=bind, info=info) as session:
+        for video_id in video_ids:
+            video = session.get(Video, video_id)
+            host = host_of(video) if video is not None else None
+            endpoint = settings.get(ENDPOINT.format(host=host)) if host else None
+            if video is not None and endpoint:
+                asks.append((video.id, endpoint, video.page_url or ""))
+    answers: dict[int, dict[str, Any] | str] = {}
+    for video_id, endpoint, page_url in asks:
+        try:
+            answers[video_id] = _ask(endpoint, page_url, timeout)
+        except (requests.RequestException, ValueError) as exc:
+            answers[video_id] = f"{endpoint}: {exc}"[:MAX_ERROR]
+            log.warning("oEmbed for video %s (%s) failed: %s", video_id, page_url, exc)
+    if not answers:
+        return
+    with Session(bind=bind, info=info) as session, session.begin():
+        posts: set[int] = set()
+        for video_id, answer in answers.items():
+            video = session.get(Video, video_id, with_for_update=True)
+            if video is None:
+                continue
+            if isinstance(answer, str):
+                video.fetch_error = answer
+                continue
+            fill(video, answer)
+            posts.add(video.post_id)
+        if posts:
+            session.info[VIDEO_WRITES] = set(posts)  # the posts were not saved: add nothing
+            changed(session, posts=posts)
+
+
+def _ask(endpoint: str, url: str, timeout: float) -> dict[str, Any]:
+    response = requests.get(endpoint, params={"url": url, "format": "json"}, timeout=timeout)
+    response.raise_for_status()
+    answer = response.json()
+    if not isinstance(answer, dict):
+        raise ValueError("the answer is not a JSON object")
+    return answer
+
+
+def fill(video: Video, answer: dict[str, Any]) -> None:
+    """Fields nobody has set, from an oEmbed answer (which fields a host sends varies)."""
+
+    def text(name: str, limit: int) -> str | None:
+        value = answer.get(name)
+        if not isinstance(value, str):
+            return None
+        return value.replace("\x00", "").strip()[:limit] or None  # PostgreSQL refuses NUL
+
+    def number(name: str) -> int | None:
+        value = answer.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            return None
+        try:
+            number = int(float(value))
+        except ValueError:
+            return None
+        return number if number > 0 else None
+
+    found: dict[str, Any] = {
+        "title": text("title", 1000),
+        "thumbnail_url": _http_url(text("thumbnail_url", 2047)),
+        "uploader": text("author_name", 255),
+        "uploader_url": _http_url(text("author_url", 2047)),
+        "host_description": text("description", 10_000),
+        "duration": number("duration"),
+        "width": number("width"),
+        "height": number("height"),
+        "published_at": _date(text("upload_date", 40)),
+    }
+    for name, value in found.items():
+        if value is not None and getattr(video, name) is None:
+            setattr(video, name, value)
+    video.fetched_at = utcnow()
+    video.fetch_error = None
+    video.modified_at = utcnow()
+
+
+def _http_url(value: str | None) -> str | None:
+    return value if value and value.startswith(("http://", "https://")) else None
+
+
+def _date(value: str | None) -> datetime | None:
+    """Vimeo's ``upload_date`` ("2013-10-15 14:08:29", in UTC)."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

@@ -1,0 +1,222 @@
+"""``video-sitemap.xml``: one ``<url>`` per listed post with videos (S-503).
+
+A post is listed here exactly when a core post sitemap lists it: the entries are joined
+to the core's stored entries, which passed every shared exclusion rule (status,
+password, noindex, canonical, private site, plugins' criteria and filters). Everything a
+``<video:video>`` says is computed here, at write time, so a page renders as fast as a
+core one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from sqlalchemy import exists, select
+
+from sitemap_server.content import permalinks
+from sitemap_server.models import Post, SitemapEntry, Term, post_terms
+from sitemap_server.sitemaps.changes import ContentChanges
+from sitemap_server.sitemaps.entries import Entry
+from sitemap_server.sitemaps.providers import BuildContext, Provider, chunks
+from sitemap_server.sitemaps.xml import valid_chars, w3c
+
+from .models import Video
+
+log = logging.getLogger(__name__)
+
+XSL = "/video-sitemap.xsl"
+TEMPLATE = "sitemap_server_video:templates/video-urlset.pt"
+# Limits of Google's video schema (sitemap-video.xsd).
+MAX_TITLE = 100
+MAX_DESCRIPTION = 2048
+MAX_DURATION = 28_800
+MAX_TAGS = 32
+TAG_TAXONOMY = "post_tag"
+
+
+class VideoProvider(Provider):
+    name = "video"
+    kind = "video"
+    order = 40  # after the post types, whose stored entries it reads
+    xsl = XSL
+    template = TEMPLATE
+
+    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
+        """Changed posts (their videos are saved with them), and the posts with videos
+        in a changed term (a renamed tag is a changed ``video:tag``)."""
+        keys = set(changes.posts)
+        # A page's permalink holds its ancestors' slugs: as the post types' providers
+        # do, recompute the descendants of the changed posts (their URLs may have moved).
+        keys |= _descendants(ctx, keys)
+        has_video = exists().where(Video.post_id == post_terms.c.post_id)
+        for batch in chunks(sorted(changes.terms)):
+            keys.update(
+                ctx.session.scalars(
+                    select(post_terms.c.post_id).where(post_terms.c.term_id.in_(batch), has_video)
+                )
+            )
+        return keys
+
+    def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
+        if not ctx.post_providers:
+            return
+        listed = (
+            select(SitemapEntry.key, SitemapEntry.path, SitemapEntry.lastmod)
+            .where(
+                SitemapEntry.provider.in_(ctx.post_providers),
+                SitemapEntry.part == 1,
+                SitemapEntry.key > 0,
+                exists().where(Video.post_id == SitemapEntry.key),
+            )
+            .order_by(SitemapEntry.key)
+        )
+        site_host = urlsplit(ctx.site_url).hostname
+        batches = [None] if keys is None else list(chunks(sorted(keys)))
+        front = _front_page_row(ctx)
+        for batch in batches:
+            query = listed if batch is None else listed.where(SitemapEntry.key.in_(batch))
+            found: list[Any] = list(ctx.session.execute(query))
+            if front is not None and (batch is None or front.key in batch):
+                found = sorted([*found, front], key=lambda row: row.key)
+            for rows in chunks(found, 500):
+                ids = [row.key for row in rows]
+                videos = _videos(ctx, ids)
+                titles = select(Post.id, Post.title).where(Post.id.in_(ids))
+                posts = {post_id: title for post_id, title in ctx.session.execute(titles)}
+                tags = _tags(ctx, ids)
+                for row in rows:
+                    own = videos.get(row.key, [])
+                    title, post_tags = posts[row.key], tags.get(row.key, [])
+                    fields = [video_fields(v, title, post_tags, site_host) for v in own]
+                    shown = [f for f in fields if f is not None]
+                    if not shown:
+                        continue
+                    # A video added or edited is a change of this URL, as is the post's.
+                    dates = [
+                        d for d in (row.lastmod, *(v.modified_at for v in own)) if d is not None
+                    ]
+                    lastmod = max(dates, default=None)
+                    yield Entry(
+                        key=row.key,
+                        path=row.path,
+                        lastmod=lastmod,
+                        extra={"videos": shown},
+                        item=own,
+                    )
+
+
+class _Listed(NamedTuple):
+    key: int
+    path: str
+    lastmod: datetime | None
+
+
+def _front_page_row(ctx: BuildContext) -> _Listed | None:
+    """A static front page is listed as the home page (key 0 of its type's sitemap, S-206),
+    not under its own id: its videos are the home page's."""
+    settings = ctx.settings
+    if settings.front_page != "page" or settings.front_page_id is None:
+        return None
+    home = ctx.session.execute(
+        select(SitemapEntry.path, SitemapEntry.lastmod).where(
+            SitemapEntry.provider.in_(ctx.post_providers),
+            SitemapEntry.key == 0,
+            SitemapEntry.path == permalinks.home_path(),
+        )
+    ).first()
+    has_video = exists().where(Video.post_id == settings.front_page_id)
+    if home is None or not ctx.session.scalar(select(has_video)):
+        return None
+    return _Listed(settings.front_page_id, home.path, home.lastmod)
+
+
+def _descendants(ctx: BuildContext, post_ids: set[int]) -> set[int]:
+    found: set[int] = set()
+    frontier = set(post_ids)
+    while frontier:
+        children: set[int] = set()
+        for batch in chunks(sorted(frontier)):
+            children.update(ctx.session.scalars(select(Post.id).where(Post.parent_id.in_(batch))))
+        frontier = children - found - post_ids
+        found |= frontier
+    return found
+
+
+def _videos(ctx: BuildContext, post_ids: list[int]) -> dict[int, list[Video]]:
+    found: dict[int, list[Video]] = {}
+    query = select(Video).where(Video.post_id.in_(post_ids)).order_by(Video.post_id, Video.id)
+    for video in ctx.session.scalars(query):
+        found.setdefault(video.post_id, []).append(video)
+    return found
+
+
+def _tags(ctx: BuildContext, post_ids: list[int]) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = {}
+    query = (
+        select(post_terms.c.post_id, Term.name)
+        .join(Term, Term.id == post_terms.c.term_id)
+        .where(post_terms.c.post_id.in_(post_ids), Term.taxonomy == TAG_TAXONOMY)
+        .order_by(post_terms.c.post_id, Term.name)
+    )
+    for post_id, name in ctx.session.execute(query):
+        found.setdefault(post_id, []).append(name)
+    return found
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(valid_chars(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _first_text(limit: int, *candidates: str | None) -> str:
+    """The first candidate that still has text once cleaned (a blank one is no text)."""
+    for candidate in candidates:
+        text = _clip(candidate or "", limit)
+        if text:
+            return text
+    return ""
+
+
+def video_fields(
+    video: Video, post_title: str, tags: list[str], site_host: str | None
+) -> dict[str, Any] | None:
+    """What ``<video:video>`` says for ``video``, or None when it cannot be listed (no
+    thumbnail, or neither a content nor a player URL: the schema requires them)."""
+    if not video.thumbnail_url or not (video.content_url or video.player_url):
+        log.info(
+            "video %s of post %s not listed: no thumbnail or no video URL", video.id, video.post_id
+        )
+        return None
+    description = _first_text(
+        MAX_DESCRIPTION,
+        video.description,
+        video.caption,
+        video.host_description,
+        video.page_url,
+        video.content_url,
+        video.player_url,
+    )
+    fields: dict[str, Any] = {
+        "thumbnail_loc": video.thumbnail_url,
+        "title": _first_text(MAX_TITLE, video.title, post_title, "Video"),
+        "description": description,
+        "content_loc": video.content_url,
+        "player_loc": video.player_url,
+        "duration": video.duration
+        if video.duration and 0 < video.duration <= MAX_DURATION
+        else None,
+        "view_count": video.view_count,
+        "publication_date": w3c(video.published_at),
+        "tags": [_clip(tag, 256) for tag in tags[:MAX_TAGS]],
+        "family_friendly": "yes" if video.family_friendly else "no",
+        "uploader": _clip(video.uploader or "", 255) or None,
+        # Google: the uploader's page must be on the same host as the <loc>.
+        "uploader_info": video.uploader_url
+        if video.uploader_url and urlsplit(video.uploader_url).hostname == site_host
+        else None,
+    }
+    return {key: value for key, value in fields.items() if value not in (None, [])}
