@@ -81,6 +81,9 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     plugins = for_session(session)
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
+    bulk = changes.everything or len(changes.posts) + len(changes.terms) >= BULK_CHANGE
+    if bulk:  # the rows just loaded, before the queries that join them
+        update_planner_statistics(session)
     if changes.everything or changes.site:
         bump(session, SITE)
     if changes.everything:
@@ -101,11 +104,11 @@ def refresh(session: Session, changes: ContentChanges) -> None:
         if keys is None or keys:
             refresh_provider(ctx, provider, keys)
             set_due(session, provider.name, provider.next_due(ctx))
-    if changes.everything or len(changes.posts) + len(changes.terms) >= BULK_CHANGE:
-        update_planner_statistics(session)
+            if bulk:  # later providers join the entries just stored
+                update_planner_statistics(session, SitemapEntry.__tablename__)
 
 
-def update_planner_statistics(session: Session) -> None:
+def update_planner_statistics(session: Session, table: str | None = None) -> None:
     """After a bulk change (an import, a rebuild): fresh statistics for the query planner.
 
     SQLite has none until ``ANALYZE`` runs, and without them it may answer "the newest
@@ -115,7 +118,7 @@ def update_planner_statistics(session: Session) -> None:
     """
     if session.get_bind().dialect.name == "sqlite":
         session.execute(text("PRAGMA analysis_limit = 1000"))  # sample, don't read it all
-    session.execute(text("ANALYZE"))
+    session.execute(text(f"ANALYZE {table}" if table else "ANALYZE"))
 
 
 def catch_up(session: Session) -> bool:
