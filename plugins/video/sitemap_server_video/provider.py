@@ -64,24 +64,23 @@ class VideoProvider(Provider):
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
         if not ctx.post_providers:
             return
-        listed = (
-            select(SitemapEntry.key, SitemapEntry.path, SitemapEntry.lastmod)
-            .where(
-                SitemapEntry.provider.in_(ctx.post_providers),
-                SitemapEntry.part == 1,
-                SitemapEntry.key > 0,
-                exists().where(Video.post_id == SitemapEntry.key),
-            )
-            .order_by(SitemapEntry.key)
+        listed = select(SitemapEntry.key, SitemapEntry.path, SitemapEntry.lastmod).where(
+            SitemapEntry.provider.in_(ctx.post_providers),
+            SitemapEntry.part == 1,
+            SitemapEntry.key > 0,
+            exists().where(Video.post_id == SitemapEntry.key),
         )
         site_host = urlsplit(ctx.site_url).hostname
         batches = [None] if keys is None else list(chunks(sorted(keys)))
         front = _front_page_row(ctx)
         for batch in batches:
+            # Sorted here: ORDER BY made SQLite walk every listed entry in key order
+            # instead of looking up the batch's keys (15 ms a write at 100k posts).
             query = listed if batch is None else listed.where(SitemapEntry.key.in_(batch))
             found: list[Any] = list(ctx.session.execute(query))
             if front is not None and (batch is None or front.key in batch):
-                found = sorted([*found, front], key=lambda row: row.key)
+                found.append(front)
+            found.sort(key=lambda row: row.key)
             for rows in chunks(found, 500):
                 ids = [row.key for row in rows]
                 videos = _videos(ctx, ids)
