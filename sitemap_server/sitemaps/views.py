@@ -34,6 +34,8 @@ from .reader import Reader, ReadState
 from .xml import w3c, xml_text
 
 X_ROBOTS_TAG = "noindex, follow"
+# Documents larger than this are cached gzipped only (a 50,000-URL page is 9 MB plain).
+KEEP_PLAIN_BYTES = 1024 * 1024
 # The protocol's limit of sitemaps per provider (S-304); a larger number is a page that
 # cannot exist, answered without asking the database (which may not hold such an int).
 MAX_PAGES = 50_000
@@ -45,10 +47,20 @@ TEMPLATES: dict[str, PageTemplateFile] = {}
 
 @dataclass
 class Rendered:
-    body: bytes
+    """A rendered document. Large ones keep only their gzipped bytes (about a sixth):
+    the few clients that take no gzip get them decompressed."""
+
+    body: bytes | None
     gzipped: bytes
     etag: str
     last_modified: datetime | None
+
+    @property
+    def cost(self) -> int:
+        return len(self.body or b"") + len(self.gzipped)
+
+    def plain(self) -> bytes:
+        return self.body if self.body is not None else gzip.decompress(self.gzipped)
 
 
 class RenderCache:
@@ -73,7 +85,7 @@ class RenderCache:
             self.size = 0
 
     def put(self, key: tuple[Any, ...], value: Rendered) -> None:
-        cost = len(value.body) + len(value.gzipped)
+        cost = value.cost
         if cost > self.max_bytes // 4:
             return
         with self.lock:
@@ -81,7 +93,7 @@ class RenderCache:
             self.size += cost
             while self.size > self.max_bytes:
                 _, old = self.items.popitem(last=False)
-                self.size -= len(old.body) + len(old.gzipped)
+                self.size -= old.cost
 
 
 def template(spec: str) -> PageTemplateFile:
@@ -139,9 +151,14 @@ def sitemap_response(
             return not_found(request, request.path)
         versions = state.version_of(*names)
         etag = "-".join(map(str, what)) + "-" + version_tag(versions)
-        body = text.encode("utf-8")
-        rendered = Rendered(body, gzip.compress(body, 6, mtime=0), etag, state.changed_at(*names))
+        plain = text.encode("utf-8")
+        del text
+        gzipped = gzip.compress(plain, 6, mtime=0)
+        kept = plain if len(plain) <= KEEP_PLAIN_BYTES else None
+        rendered = Rendered(kept, gzipped, etag, state.changed_at(*names))
         cache.put((*what, state.site.site_url, versions), rendered)
+    else:
+        plain = None
     response = Response(content_type=XML_CONTENT_TYPE, charset="UTF-8")
     sitemap_headers(request, response, rendered.etag, wants_gzip)
     response.last_modified = rendered.last_modified
@@ -149,7 +166,7 @@ def sitemap_response(
         response.body = rendered.gzipped
         response.content_encoding = "gzip"
     else:
-        response.body = rendered.body
+        response.body = plain if plain is not None else rendered.plain()
     return response
 
 

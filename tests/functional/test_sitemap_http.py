@@ -26,6 +26,7 @@ from webtest import TestApp
 from sitemap_server import main
 from sitemap_server.models import get_session_factory
 from sitemap_server.services.tokens import create_token
+from sitemap_server.sitemaps import views
 from sitemap_server.testing import (
     parse_sitemap,
     reset_database,
@@ -569,6 +570,21 @@ def test_gzip_when_the_client_accepts_it(books, testapp, path):
             testapp, path, **{"Accept-Encoding": accepted, "If-None-Match": zipped.headers["ETag"]}
         )
         assert again.status_int == 304
+
+
+def test_a_large_document_is_cached_gzipped_and_served_plain_all_the_same(
+    books, testapp, monkeypatch
+):
+    # Documents over KEEP_PLAIN_BYTES keep only their gzipped bytes in the render cache.
+    monkeypatch.setattr(views, "KEEP_PLAIN_BYTES", 10)
+    first = raw(testapp, "/post-sitemap.xml")  # rendered now
+    again = raw(testapp, "/post-sitemap.xml")  # from the cache, decompressed
+    zipped = raw(testapp, "/post-sitemap.xml", **{"Accept-Encoding": "gzip"})
+    assert first.body.startswith(b"<?xml")
+    assert again.body == first.body
+    assert gzip.decompress(zipped.body) == first.body
+    assert again.headers["ETag"] == first.headers["ETag"]
+    assert len(again.body) == int(again.headers["Content-Length"])
 
 
 @pytest.mark.parametrize("accepted", [None, "identity", "gzip;q=0", "deflate", "br"])
