@@ -76,7 +76,7 @@ def cli(ini: Path, *args: str) -> None:
     )
 
 
-def generate(url: str, posts: int, per_page: int, videos: int = 0) -> None:
+def generate(url: str, posts: int, per_page: int, videos: int = 0, news: int = 0) -> None:
     engine = create_engine(url)
     meta = MetaData()
     meta.reflect(engine)
@@ -84,6 +84,7 @@ def generate(url: str, posts: int, per_page: int, videos: int = 0) -> None:
     authors = max(1, posts // 50)
     terms = max(10, posts // 20)
     start = datetime(2020, 1, 1, tzinfo=UTC)
+    now = datetime.now(UTC)
     with engine.begin() as conn:
         conn.execute(
             insert(Author),
@@ -112,6 +113,9 @@ def generate(url: str, posts: int, per_page: int, videos: int = 0) -> None:
         rows, links = [], []
         for i in range(offset + 1, min(posts, offset + batch) + 1):
             when = start + timedelta(minutes=i * 3)
+            recent = i > posts - news  # the last ``news`` posts: from the last 40 hours
+            if recent:
+                when = now - timedelta(seconds=(posts - i + 1) * 40 * 3600 // max(news, 1))
             rows.append(
                 {
                     "id": i,
@@ -126,7 +130,7 @@ def generate(url: str, posts: int, per_page: int, videos: int = 0) -> None:
                     "featured_image": f"/uploads/featured-{i}.jpg" if i % 2 == 0 else None,
                     "images": [],
                     "published_at": when,
-                    "modified_at": when + timedelta(hours=rng.randint(0, 48)),
+                    "modified_at": when if recent else when + timedelta(hours=rng.randint(0, 48)),
                     "robots": "default",
                     "exclude_from_sitemap": False,
                     "parts": 1,
@@ -261,6 +265,9 @@ def main() -> None:
     parser.add_argument(
         "--videos", type=int, default=0, help="posts with a video (needs the video plugin)"
     )
+    parser.add_argument(
+        "--news", type=int, default=0, help="posts from the last 40 hours (the news plugin)"
+    )
     parser.add_argument("--first-runs", type=int, default=15)
     parser.add_argument("--warm-requests", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=5.0, help="throughput run length")
@@ -280,10 +287,10 @@ def main() -> None:
                 conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
             engine.dispose()
         port = free_port()
-        ini = write_ini(directory, url, port, args.plugins or args.videos > 0)
+        ini = write_ini(directory, url, port, args.plugins or args.videos > 0 or args.news > 0)
         cli(ini, "migrate")
         started = time.perf_counter()
-        generate(url, args.posts, args.per_page, args.videos)
+        generate(url, args.posts, args.per_page, args.videos, args.news)
         print(f"{args.db}: generated {args.posts} posts in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
         cli(ini, "rebuild-sitemaps")
@@ -330,6 +337,8 @@ def main() -> None:
                 "author page 1": "/author-sitemap.xml",
                 "category page 1": "/category-sitemap.xml",
             }
+            if "/news-sitemap.xml" in index:
+                targets["news"] = "/news-sitemap.xml"
             video_pages = index.count("/video-sitemap")
             if video_pages:
                 targets["video page 1"] = "/video-sitemap.xml"

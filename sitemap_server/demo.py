@@ -177,6 +177,8 @@ def _seed(
 
     for n in range(1, posts + 1):
         published = now - timedelta(days=730 * (posts - n) / posts, hours=rng.randint(0, 23))
+        if n > posts - 6:  # the latest news: the last 40 hours (the news plugin lists them)
+            published = now - timedelta(hours=(posts - n) * 7 + 1)
         data: dict[str, object] = {
             "type": "post",
             "title": _title(rng),

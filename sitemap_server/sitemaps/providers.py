@@ -58,8 +58,9 @@ class Provider:
     xsl: str = MAIN_XSL
     template: str = "sitemap_server:templates/urlset.pt"
 
-    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
-        """Keys whose entries may have changed; the engine recomputes exactly those."""
+    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int] | None:
+        """Keys whose entries may have changed; the engine recomputes exactly those
+        (None: all of them, for a provider whose keys are not stable, such as an order)."""
         raise NotImplementedError
 
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterable[Entry]:

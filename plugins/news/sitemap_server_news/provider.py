@@ -1,0 +1,161 @@
+"""``news-sitemap.xml``: the news of the last 48 hours, newest first, at most 1,000 (S-504).
+
+Like the video plugin, it lists only what a core post sitemap lists (every shared
+exclusion rule applies), read from the core's stored entries, then leaves out posts
+flagged "not news" and posts in a term excluded from news. Items leave exactly 48 hours
+after their date: ``next_due`` tells the engine when the oldest one expires, and the first
+request after that moment rebuilds this sitemap before answering.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import exists, func, or_, select
+
+from sitemap_server.models import Post, SitemapEntry, post_terms
+from sitemap_server.sitemaps.changes import ContentChanges
+from sitemap_server.sitemaps.entries import Entry
+from sitemap_server.sitemaps.providers import BuildContext, Provider
+from sitemap_server.sitemaps.xml import valid_chars, w3c
+
+from .models import NewsPost, NewsSettings, NewsTerm
+
+NAME = "news"
+XSL = "/news-sitemap.xsl"
+TEMPLATE = "sitemap_server_news:templates/news-urlset.pt"
+WINDOW = timedelta(hours=48)
+MAX_ITEMS = 1000
+# Keys order the entries newest first: (2^32 - seconds since 1970) * 10^9 + post id.
+KEY_SECONDS = 2**32
+KEY_IDS = 10**9
+LANGUAGE = re.compile(r"^(zh-cn|zh-tw|[a-z]{2,3})$")
+
+
+def news_language(value: str | None) -> str | None:
+    """A language as news:language takes it (ISO 639: ``en``, ``pt``, ``zh-cn``)."""
+    if not value:
+        return None
+    value = value.strip().lower().replace("_", "-")
+    if value in ("zh-cn", "zh-tw"):
+        return value
+    primary = value.split("-")[0]
+    return primary if LANGUAGE.match(primary) else None
+
+
+def news_settings(session: Any) -> NewsSettings:
+    return session.get_one(NewsSettings, 1)
+
+
+class NewsProvider(Provider):
+    name = NAME
+    kind = "news"
+    order = 45  # after the post types, whose stored entries it reads
+    xsl = XSL
+    template = TEMPLATE
+
+    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int] | None:
+        """All of it (at most 1,000 entries) when a change may reach the news: a changed
+        term, or a changed post while there is news or the post is recent.
+
+        While there is news, its stored keys: the engine then compares the fresh entries
+        with those and makes a new version only if what a crawler sees has changed."""
+        if not (changes.posts or changes.terms):
+            return set()
+        stored = stored_keys(ctx)
+        if stored:
+            return stored
+        if changes.terms:
+            return None
+        recent = ctx.session.scalar(
+            select(
+                exists().where(
+                    Post.id.in_(sorted(changes.posts)[:1000]),
+                    or_(
+                        Post.modified_at > ctx.now - WINDOW,
+                        Post.published_at > ctx.now - WINDOW,
+                    ),
+                )
+            )
+        )
+        return None if recent or len(changes.posts) > 1000 else set()
+
+    def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
+        settings = news_settings(ctx.session)
+        types = [t for t in settings.post_types or [] if t in ctx.post_providers]
+        if not types:
+            return
+        not_news = exists().where(NewsPost.post_id == SitemapEntry.key, NewsPost.not_news)
+        excluded_term = exists().where(
+            post_terms.c.post_id == SitemapEntry.key,
+            NewsTerm.term_id == post_terms.c.term_id,
+            NewsTerm.exclude,
+        )
+        listed = (
+            select(SitemapEntry.key, SitemapEntry.path, SitemapEntry.lastmod, SitemapEntry.images)
+            .where(
+                SitemapEntry.provider.in_(types),
+                SitemapEntry.part == 1,
+                SitemapEntry.key > 0,
+                SitemapEntry.lastmod > ctx.now - WINDOW,
+                ~not_news,
+                ~excluded_term,
+            )
+            .order_by(SitemapEntry.lastmod.desc(), SitemapEntry.key.desc())
+            .limit(MAX_ITEMS)
+        )
+        rows = list(ctx.session.execute(listed))
+        if not rows:
+            return
+        ids = [row.key for row in rows]
+        posts = {
+            post.id: post for post in ctx.session.scalars(select(Post).where(Post.id.in_(ids)))
+        }
+        fields = {
+            news.post_id: news
+            for news in ctx.session.scalars(select(NewsPost).where(NewsPost.post_id.in_(ids)))
+        }
+        name = valid_chars(settings.publication_name or ctx.settings.title or "").strip()
+        name = name or ctx.site_url.split("://", 1)[-1]
+        default_language = (
+            news_language(settings.language) or news_language(ctx.settings.language) or "en"
+        )
+        for row in rows:
+            post, news = posts[row.key], fields.get(row.key)
+            extra: dict[str, Any] = {
+                "name": name,
+                "language": (news_language(news.language) if news else None) or default_language,
+                "publication_date": w3c(post.published_at or row.lastmod),
+                "title": " ".join(valid_chars(post.title).split()) or name,
+            }
+            if news is not None and news.genres:
+                extra["genres"] = ", ".join(news.genres)
+            if news is not None and news.keywords:
+                extra["keywords"] = " ".join(valid_chars(news.keywords).split())
+            yield Entry(
+                key=order_key(row.lastmod, row.key),
+                path=row.path,
+                lastmod=row.lastmod,
+                images=list(row.images or []),
+                extra=extra,
+                item=post,
+            )
+
+    def next_due(self, ctx: BuildContext) -> datetime | None:
+        """When the oldest listed item turns 48 hours old."""
+        oldest = ctx.session.scalar(
+            select(func.min(SitemapEntry.lastmod)).where(SitemapEntry.provider == NAME)
+        )
+        return oldest + WINDOW if oldest is not None else None
+
+
+def stored_keys(ctx: BuildContext) -> set[int]:
+    """The keys of the news entries stored now (at most 1,000)."""
+    return set(ctx.session.scalars(select(SitemapEntry.key).where(SitemapEntry.provider == NAME)))
+
+
+def order_key(lastmod: datetime, post_id: int) -> int:
+    return (KEY_SECONDS - int(lastmod.timestamp())) * KEY_IDS + post_id

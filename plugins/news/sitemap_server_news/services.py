@@ -1,0 +1,102 @@
+"""Every write of the news plugin: its settings, and news fields of posts and terms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from sitemap_server.models import Post, PostType, Term
+from sitemap_server.plugins import for_session
+from sitemap_server.services.common import changed, flush
+from sitemap_server.services.errors import Invalid, NotFound
+from sitemap_server.sitemaps import maintenance
+
+from .models import NewsPost, NewsSettings, NewsTerm
+from .provider import NAME, news_language, news_settings, stored_keys
+
+
+def get_settings(session: Session) -> NewsSettings:
+    return news_settings(session)
+
+
+def update_settings(session: Session, data: dict[str, Any]) -> NewsSettings:
+    settings = news_settings(session)
+    if "post_types" in data:
+        for name in data["post_types"]:
+            if session.get(PostType, name) is None:
+                raise Invalid.field("post_types", f"unknown post type {name!r}")
+        settings.post_types = list(dict.fromkeys(data["post_types"]))
+    if "publication_name" in data:
+        settings.publication_name = data["publication_name"]
+    if "language" in data:
+        settings.language = _language(data["language"], "language")
+    flush(session, "news settings")
+    refresh_news(session)
+    return settings
+
+
+def _language(value: str | None, field: str) -> str | None:
+    if value is None:
+        return None
+    found = news_language(value)
+    if found is None or found != value.strip().lower():
+        raise Invalid.field(field, "must be an ISO 639 language code (en, fr, zh-cn …)")
+    return found
+
+
+def get_post_news(session: Session, post_id: int) -> tuple[Post, NewsPost | None]:
+    post = session.get(Post, post_id)
+    if post is None:
+        raise NotFound(f"no post {post_id}")
+    return post, session.get(NewsPost, post_id)
+
+
+def update_post_news(session: Session, post_id: int, data: dict[str, Any]) -> NewsPost:
+    post, news = get_post_news(session, post_id)
+    if news is None:
+        news = NewsPost(post_id=post.id, not_news=False, genres=[])
+        session.add(news)
+    if "language" in data:
+        news.language = _language(data["language"], "language")
+    if "not_news" in data:
+        news.not_news = data["not_news"]
+    if "keywords" in data:
+        news.keywords = data["keywords"]
+    if "genres" in data:
+        news.genres = list(dict.fromkeys(data["genres"]))
+    flush(session, "post news fields")
+    changed(session, posts={post.id})
+    return news
+
+
+def get_term_news(session: Session, term_id: int) -> tuple[Term, NewsTerm | None]:
+    term = session.get(Term, term_id)
+    if term is None:
+        raise NotFound(f"no term {term_id}")
+    return term, session.get(NewsTerm, term_id)
+
+
+def update_term_news(session: Session, term_id: int, data: dict[str, Any]) -> NewsTerm:
+    term, news = get_term_news(session, term_id)
+    if news is None:
+        news = NewsTerm(term_id=term.id, exclude=False)
+        session.add(news)
+    if "exclude" in data:
+        news.exclude = data["exclude"]
+    flush(session, "term news fields")
+    refresh_news(session)
+    return news
+
+
+def refresh_news(session: Session) -> None:
+    """Rebuild the news sitemap alone (its settings changed; nothing else did)."""
+    plugins = for_session(session)
+    providers = maintenance.all_providers(session, plugins)
+    provider = next((p for p in providers if p.name == NAME), None)
+    if provider is None:
+        return
+    ctx = maintenance.build_context(session, plugins, providers)
+    # Against the stored entries: a new version only if the news really changed.
+    maintenance.refresh_provider(ctx, provider, stored_keys(ctx) or None)
+    maintenance.set_due(session, provider.name, provider.next_due(ctx))
