@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from sitemap_server.demo import seed_demo
-from sitemap_server.models import get_session_factory
-from sitemap_server.plugins import PLUGIN_MANAGER, from_settings
-from sitemap_server.settings import normalize
 from sitemap_server.testing import parse_sitemap
 
 NS = {
@@ -14,11 +11,9 @@ NS = {
 }
 
 
-def test_the_demo_sites_latest_posts_are_in_the_news_sitemap(clean_database, app_settings, testapp):
-    settings = normalize(dict(app_settings))
-    settings[PLUGIN_MANAGER] = from_settings(settings)
-    with get_session_factory(clean_database, settings)() as session, session.begin():
-        seed_demo(session, posts=40)
+def test_the_demo_sites_latest_posts_are_in_the_news_sitemap(app_session, testapp):
+    with app_session.begin():
+        seed_demo(app_session, posts=40)
 
     index = parse_sitemap(testapp.get("/sitemap_index.xml").body)
     assert "http://sitemaps.test/news-sitemap.xml" in [
