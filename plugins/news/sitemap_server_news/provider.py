@@ -59,17 +59,19 @@ class NewsProvider(Provider):
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int] | None:
         """All of it (at most 1,000 entries) when a change may reach the news: a changed
-        term, or a changed post while there is news or the post is recent.
+        term, a listed post changed, or a recent post; nothing for an old post that is
+        not news (most writes at a large site).
 
         While there is news, its stored keys: the engine then compares the fresh entries
         with those and makes a new version only if what a crawler sees has changed."""
         if not (changes.posts or changes.terms):
             return set()
         stored = stored_keys(ctx)
-        if stored:
-            return stored
         if changes.terms:
-            return None
+            return stored or None
+        listed_posts = {key % KEY_IDS for key in stored}
+        if changes.posts & listed_posts:
+            return stored  # a listed item changed (or left)
         recent = ctx.session.scalar(
             select(
                 exists().where(
@@ -81,7 +83,9 @@ class NewsProvider(Provider):
                 )
             )
         )
-        return None if recent or len(changes.posts) > 1000 else set()
+        if recent or len(changes.posts) > 1000:  # it may join the news
+            return stored or None
+        return set()  # old posts that are not news: nothing here changes
 
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
         settings = news_settings(ctx.session)
