@@ -197,13 +197,39 @@ def forget_rendered(app: Any) -> None:
     app.registry[READER].forget()
 
 
+def client(app: Any, token: str | None = None) -> Any:
+    """``app`` through WebTest, as a new process would answer (nothing rendered before),
+    signed in with ``token`` when one is given."""
+    from webtest import TestApp
+
+    forget_rendered(app)
+    found = TestApp(app)
+    if token is not None:
+        found.authorization = ("Bearer", token)
+    return found
+
+
+@pytest.fixture(scope="session")
+def app_with(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Callable[..., Any]]:
+    """The application with settings of its own: ``app_with(**{"sitemap_server.x": …})``,
+    built once per set of settings for the whole test session (wrap it with ``client``)."""
+    built: dict[tuple[tuple[str, Any], ...], Any] = {}
+
+    def make(**overrides: Any) -> Any:
+        key = tuple(sorted(overrides.items()))
+        if key not in built:
+            built[key] = main({}, **{**app_settings, **overrides})
+        return built[key]
+
+    yield make
+    for app in built.values():
+        app.registry["dbengine"].dispose()
+
+
 @pytest.fixture
 def testapp(wsgi_app: Any, clean_database: Engine) -> Any:
     """The application through WebTest, without credentials."""
-    from webtest import TestApp
-
-    forget_rendered(wsgi_app)
-    return TestApp(wsgi_app)
+    return client(wsgi_app)
 
 
 @pytest.fixture
@@ -220,12 +246,7 @@ def api_token(clean_database: Engine) -> str:
 @pytest.fixture
 def api(wsgi_app: Any, api_token: str) -> Any:
     """The application through WebTest, signed in with a bearer token."""
-    from webtest import TestApp
-
-    forget_rendered(wsgi_app)
-    app = TestApp(wsgi_app)
-    app.authorization = ("Bearer", api_token)
-    return app
+    return client(wsgi_app, api_token)
 
 
 class MovableClock:

@@ -46,7 +46,7 @@ class PostTypeProvider(Provider):
         their descendants (their URLs contain the parent's slug), and key 0."""
         keys = _touched(ctx, changes, self.name)
         if keys and self.hierarchical:
-            keys |= _descendants(ctx.session, keys)
+            keys |= descendants(ctx.session, keys)
         if self.name != "post" and _touched(ctx, changes, "post"):
             # The static home page and the posts page are dated by the newest post.
             keys |= {ctx.settings.posts_page_id or 0}
@@ -187,11 +187,15 @@ def _touched(ctx: BuildContext, changes: ContentChanges, post_type: str) -> set[
     return found
 
 
-def _descendants(session: Session, ids: set[int]) -> set[int]:
+def descendants(session: Session, ids: set[int]) -> set[int]:
+    """The children of the posts ``ids``, their children and so on (their URLs contain
+    their ancestors' slugs, so a change of a parent moves them)."""
     found: set[int] = set()
     frontier = set(ids)
     while frontier:
-        children = set(session.scalars(select(Post.id).where(Post.parent_id.in_(frontier))))
+        children: set[int] = set()
+        for batch in chunks(sorted(frontier)):
+            children.update(session.scalars(select(Post.id).where(Post.parent_id.in_(batch))))
         frontier = children - found - ids
         found |= frontier
     return found

@@ -91,7 +91,7 @@ def refresh(session: Session, changes: ContentChanges) -> None:
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
             gone = table.provider.not_in([*names, SITE])
             session.execute(delete(table).where(gone))
-    built = set(session.scalars(select(SitemapVersion.provider)))
+    stored = stored_dues(session)
     for provider in providers:
         if changes.site and not (
             changes.everything or changes.posts or changes.authors or changes.terms
@@ -99,11 +99,10 @@ def refresh(session: Session, changes: ContentChanges) -> None:
             break
         # A provider the database has no version of was never built here (a plugin just
         # installed, or enabled again after a rebuild without it): build all of it.
-        whole = changes.everything or provider.name not in built
+        whole = changes.everything or provider.name not in stored
         keys = None if whole else provider.affected_keys(ctx, changes)
         if keys is None or keys:
-            refresh_provider(ctx, provider, keys)
-            set_due(session, provider.name, provider.next_due(ctx))
+            update_provider(ctx, provider, keys, stored)
             if bulk:  # later providers join the entries just stored
                 update_planner_statistics(session, SitemapEntry.__tablename__)
 
@@ -128,27 +127,22 @@ def catch_up(session: Session) -> bool:
     plugins = for_session(session)
     lock(session, "catch-up")
     now = utcnow()
-    rows = session.execute(
-        select(SitemapVersion.provider, SitemapVersion.due_at).where(SitemapVersion.due_at <= now)
-    )
-    due = {name: due_at for name, due_at in rows if due_at is not None}
+    stored = stored_dues(session)
+    due = {name: due_at for name, due_at in stored.items() if due_at is not None and due_at <= now}
     providers = all_providers(session, plugins)
-    built = set(session.scalars(select(SitemapVersion.provider)))
-    missing = [p for p in providers if p.name not in built]
+    missing = [p for p in providers if p.name not in stored]
     if not due and not missing:
         return False
     ctx = build_context(session, plugins, providers)
     for provider in missing:
-        refresh_provider(ctx, provider, None)
-        set_due(session, provider.name, provider.next_due(ctx))
+        update_provider(ctx, provider, None, stored)
     changes = ContentChanges()
     for provider in providers:
         if provider.name not in due:
             continue
         found = provider.due_changes(ctx, due[provider.name])
         if found is None:
-            refresh_provider(ctx, provider, None)
-            set_due(session, provider.name, provider.next_due(ctx))
+            update_provider(ctx, provider, None, stored)
         else:
             changes.merge(found)
     refresh(session, changes)
@@ -157,6 +151,28 @@ def catch_up(session: Session) -> bool:
         if provider.name in due:
             set_due(session, provider.name, provider.next_due(ctx))
     return True
+
+
+def stored_dues(session: Session) -> dict[str, datetime | None]:
+    """Each built provider's stored ``due_at`` (a provider missing here was never built)."""
+    rows = session.execute(select(SitemapVersion.provider, SitemapVersion.due_at))
+    return {name: due_at for name, due_at in rows}
+
+
+def update_provider(
+    ctx: BuildContext,
+    provider: Provider,
+    keys: set[int] | None,
+    stored: dict[str, datetime | None] | None = None,
+) -> None:
+    """Refresh ``provider`` (``keys``, or all when None) and store when it is next due;
+    ``stored`` (from ``stored_dues``) spares that write when the moment has not moved."""
+    refresh_provider(ctx, provider, keys)
+    due_at = provider.next_due(ctx)
+    if stored is None or provider.name not in stored or stored[provider.name] != due_at:
+        set_due(ctx.session, provider.name, due_at)
+        if stored is not None:
+            stored[provider.name] = due_at
 
 
 def set_due(session: Session, provider: str, due_at: datetime | None) -> None:

@@ -93,29 +93,31 @@ class Reader:
     def state(self, conn: Connection | None = None) -> ReadState:
         """The versions, on ``conn`` (a snapshot) or on an autocommit connection (which
         first makes any change that has come due)."""
-        if conn is None:
-            with self.autocommit.connect() as own:
-                rows = own.execute(VERSIONS).all()
-                if self._behind(rows):
-                    # A scheduled change has come due, or a provider was never built:
-                    # do it before answering, so that no answer is ever stale.
-                    with self.session_factory() as session, session.begin():
-                        maintenance.catch_up(session)
-                    rows = own.execute(VERSIONS).all()
-        else:
-            rows = conn.execute(VERSIONS).all()
+        if conn is not None:
+            return self._state(conn.execute(VERSIONS).all())
+        with self.autocommit.connect() as own:
+            rows = own.execute(VERSIONS).all()
+            state = self._state(rows)
+            if self._behind(rows, state):
+                # A scheduled change has come due, or a provider was never built: do it
+                # before answering, so that no answer is ever stale.
+                with self.session_factory() as session, session.begin():
+                    maintenance.catch_up(session)
+                state = self._state(own.execute(VERSIONS).all())
+        return state
+
+    def _state(self, rows: Any) -> ReadState:
         versions = {row.provider: (row.version, row.changed_at) for row in rows}
         return ReadState(versions, self.site_snapshot(versions.get(SITE)))
 
-    def _behind(self, rows: Any) -> bool:
+    @staticmethod
+    def _behind(rows: Any, state: ReadState) -> bool:
         """Whether the stored sitemaps miss something: a change that has come due, or a
         provider with no version at all (never built)."""
         now = utcnow()
         if any(row.due_at is not None and row.due_at <= now for row in rows):
             return True
-        versions = {row.provider: (row.version, row.changed_at) for row in rows}
-        site = self.site_snapshot(versions.get(SITE))
-        return any(provider.name not in versions for provider in site.providers)
+        return any(provider.name not in state.versions for provider in state.site.providers)
 
     def site_snapshot(self, site_version: Any) -> SiteSnapshot:
         cached = self.site

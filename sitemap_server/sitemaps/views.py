@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib.resources import files
 from threading import Lock
+from types import SimpleNamespace
 from typing import Any
 
 from chameleon import PageTemplateFile
@@ -110,11 +111,13 @@ RENDER_CACHE = "sitemap_server.render_cache"
 Render = Callable[[Connection, ReadState], "str | None"]
 
 
-def version_tag(versions: tuple[tuple[str, int, str], ...]) -> str:
-    """``*.3-post.7-…`` and a digest of the change times, for ETags."""
+def document_etag(what: tuple[Any, ...], versions: tuple[tuple[str, int, str], ...]) -> str:
+    """``post-2-*.3-post.7-…``: the document, its versions and a digest of their change
+    times."""
     numbers = "-".join(f"{name}.{number}" for name, number, _ in versions)
     times = "|".join(changed_at for _, _, changed_at in versions).encode()
-    return f"{numbers}-{hashlib.blake2b(times, digest_size=6).hexdigest()}"
+    digest = hashlib.blake2b(times, digest_size=6).hexdigest()
+    return "-".join(map(str, what)) + f"-{numbers}-{digest}"
 
 
 def sitemap_response(
@@ -134,7 +137,7 @@ def sitemap_response(
     wants_gzip = bool(accept_encoding) and bool(accept_encoding.acceptable_offers(["gzip"]))
 
     versions = state.version_of(*names)
-    etag = "-".join(map(str, what)) + "-" + version_tag(versions)
+    etag = document_etag(what, versions)
     last_modified = state.changed_at(*names)
     if is_not_modified(request, f"{etag}-gz" if wants_gzip else etag, last_modified):
         response = sitemap_headers(request, Response(status=304), etag, wants_gzip)
@@ -150,7 +153,7 @@ def sitemap_response(
         if text is None:
             return not_found(request, request.path)
         versions = state.version_of(*names)
-        etag = "-".join(map(str, what)) + "-" + version_tag(versions)
+        etag = document_etag(what, versions)
         plain = text.encode("utf-8")
         del text
         gzipped = gzip.compress(plain, 6, mtime=0)
@@ -218,11 +221,9 @@ def index_view(request: Request) -> Response:
             key=lambda row: (order[row.provider], row.page),
         )
         sitemaps = [
-            _Obj(
-                {
-                    "loc": xml_text(sitemap_url(state.site.site_url, row.provider, row.page)),
-                    "lastmod": w3c(row.lastmod),
-                }
+            SimpleNamespace(
+                loc=xml_text(sitemap_url(state.site.site_url, row.provider, row.page)),
+                lastmod=w3c(row.lastmod),
             )
             for row in pages
         ]
@@ -242,11 +243,6 @@ class RenderedEntry:
         self.lastmod = w3c(row.lastmod)
         self.images = [xml_text(i) for i in row.images or ()]
         self.extra = row.extra
-
-
-class _Obj:
-    def __init__(self, values: dict[str, Any]) -> None:
-        self.__dict__.update(values)
 
 
 def page_view(request: Request) -> Response:

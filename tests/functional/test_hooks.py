@@ -23,7 +23,7 @@ from sitemap_server import hookspecs, main, migrations, plugins
 from sitemap_server.cli import main as cli_main
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.entries import Entry
-from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL, forget_rendered
+from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL, client
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NS = {"s": SITEMAP_NS}
@@ -36,21 +36,17 @@ JUN = "2024-06-10T12:00:00+00:00"
 # Fixtures and helpers -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def plugin_app(engine, app_settings):
-    """The application with the sample plugin, built once for this module."""
-    app = main({}, **{**app_settings, "sitemap_server.extra_plugins": "sample_plugin"})
-    yield app
-    app.registry["dbengine"].dispose()
+@pytest.fixture
+def plugin_app(app_with):
+    """The application with the sample plugin."""
+    return app_with(**{"sitemap_server.extra_plugins": "sample_plugin"})
 
 
 @pytest.fixture
 def sample(plugin_app, clean_database):
     """The plugin application through WebTest, without credentials; fresh plugin records."""
     sample_plugin.reset()
-    # Content versions start again with every test's database: so must rendered documents.
-    forget_rendered(plugin_app)
-    return TestApp(plugin_app)
+    return client(plugin_app)
 
 
 @pytest.fixture

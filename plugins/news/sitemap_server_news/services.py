@@ -98,5 +98,4 @@ def refresh_news(session: Session) -> None:
         return
     ctx = maintenance.build_context(session, plugins, providers)
     # Against the stored entries: a new version only if the news really changed.
-    maintenance.refresh_provider(ctx, provider, stored_keys(ctx) or None)
-    maintenance.set_due(session, provider.name, provider.next_due(ctx))
+    maintenance.update_provider(ctx, provider, stored_keys(ctx) or None)

@@ -9,16 +9,14 @@ Both applications share the test database.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from webtest import TestApp
 
-from sitemap_server import main
 from sitemap_server.plugins import PLUGIN_MANAGER
-from sitemap_server.testing import SITE_URL, assert_problem, forget_rendered, parse_sitemap
+from sitemap_server.testing import SITE_URL, assert_problem, client, parse_sitemap
 
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
@@ -30,28 +28,22 @@ NEWS_API_PATHS = ("/api/news/settings", "/api/posts/{id}/news", "/api/terms/{id}
 SMALL_BODY_BYTES = 1024
 
 
-@pytest.fixture(scope="module")
-def disabled_app(engine: Any, app_settings: dict[str, Any]) -> Iterator[Any]:
+@pytest.fixture
+def disabled_app(app_with: Any) -> Any:
     """The application with the installed news plugin disabled by setting."""
-    app = main({}, **{**app_settings, "sitemap_server.disabled_plugins": "news"})
-    yield app
-    app.registry["dbengine"].dispose()
+    return app_with(**{"sitemap_server.disabled_plugins": "news"})
 
 
 @pytest.fixture
 def without_news(disabled_app: Any, clean_database: Any) -> TestApp:
     """That application through WebTest, without credentials."""
-    forget_rendered(disabled_app)
-    return TestApp(disabled_app)
+    return client(disabled_app)
 
 
 @pytest.fixture
 def admin_without_news(disabled_app: Any, api_token: str) -> TestApp:
     """That application through WebTest, signed in."""
-    forget_rendered(disabled_app)
-    client = TestApp(disabled_app)
-    client.authorization = ("Bearer", api_token)
-    return client
+    return client(disabled_app, api_token)
 
 
 def create_post(api: TestApp, clock: Any, slug: str, **fields: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from sitemap_server.models.meta import utcnow
 
-from .models import VIDEO_WRITES, Video
+from .models import Video
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def fetch(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
     they are filled: what was set in the meantime (by hand, say) is kept, and a video
     deleted in the meantime stays deleted.
     """
-    from sitemap_server.services.common import changed
+    from .services import videos_changed
 
     settings = dict(info.get(SETTINGS) or {})
     timeout = float(settings.get(TIMEOUT) or DEFAULT_TIMEOUT)
@@ -136,8 +136,7 @@ def fetch(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
             fill(video, answer)
             posts.add(video.post_id)
         if posts:
-            session.info[VIDEO_WRITES] = set(posts)  # the posts were not saved: add nothing
-            changed(session, posts=posts)
+            videos_changed(session, *posts)  # the posts were not saved: detect nothing
 
 
 def _ask(endpoint: str, url: str, timeout: float) -> dict[str, Any]:

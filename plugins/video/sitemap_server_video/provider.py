@@ -19,6 +19,7 @@ from sqlalchemy import exists, select
 
 from sitemap_server.content import permalinks
 from sitemap_server.models import Post, SitemapEntry, Term, post_terms
+from sitemap_server.providers.posts import descendants
 from sitemap_server.sitemaps.changes import ContentChanges
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.sitemaps.providers import BuildContext, Provider, chunks
@@ -51,7 +52,7 @@ class VideoProvider(Provider):
         keys = set(changes.posts)
         # A page's permalink holds its ancestors' slugs: as the post types' providers
         # do, recompute the descendants of the changed posts (their URLs may have moved).
-        keys |= _descendants(ctx, keys)
+        keys |= descendants(ctx.session, keys)
         has_video = exists().where(Video.post_id == post_terms.c.post_id)
         for batch in chunks(sorted(changes.terms)):
             keys.update(
@@ -131,18 +132,6 @@ def _front_page_row(ctx: BuildContext) -> _Listed | None:
     if home is None or not ctx.session.scalar(select(has_video)):
         return None
     return _Listed(settings.front_page_id, home.path, home.lastmod)
-
-
-def _descendants(ctx: BuildContext, post_ids: set[int]) -> set[int]:
-    found: set[int] = set()
-    frontier = set(post_ids)
-    while frontier:
-        children: set[int] = set()
-        for batch in chunks(sorted(frontier)):
-            children.update(ctx.session.scalars(select(Post.id).where(Post.parent_id.in_(batch))))
-        frontier = children - found - post_ids
-        found |= frontier
-    return found
 
 
 def _videos(ctx: BuildContext, post_ids: list[int]) -> dict[int, list[Video]]:

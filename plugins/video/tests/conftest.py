@@ -16,8 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from webtest import TestApp
 
-from sitemap_server import main
-from sitemap_server.testing import forget_rendered
+from sitemap_server.testing import client
 from sitemap_server_video import oembed
 
 
@@ -89,27 +88,19 @@ def oembed_server(_oembed_httpd) -> Iterator[OEmbedServer]:
     oembed.wait()  # no fetch of this test may land in the next one
 
 
-@pytest.fixture(scope="module")
-def oembed_app(engine, app_settings, _oembed_httpd):
+@pytest.fixture
+def oembed_app(app_with, _oembed_httpd):
     """The application, with its oEmbed endpoints pointing at the local server."""
-    app = main(
-        {},
+    return app_with(
         **{
-            **app_settings,
             "sitemap_server_video.oembed.youtube": f"{_oembed_httpd.url}/youtube",
             "sitemap_server_video.oembed.vimeo": f"{_oembed_httpd.url}/vimeo",
             "sitemap_server_video.oembed.timeout": "2",
-        },
+        }
     )
-    yield app
-    app.registry["dbengine"].dispose()
 
 
 @pytest.fixture
 def oembed_api(clean_database, oembed_app, oembed_server, api_token) -> TestApp:
     """The admin API of an application that fetches metadata from ``oembed_server``."""
-    app = oembed_app
-    forget_rendered(app)
-    client = TestApp(app)
-    client.authorization = ("Bearer", api_token)
-    return client
+    return client(oembed_app, api_token)
