@@ -22,6 +22,7 @@ def main(global_config: dict[str, Any], **settings: Any) -> Any:
         config.include(".models")  # request.dbsession, pyramid_tm
         config.include(".api")  # /api/*: admin REST API, OpenAPI document, bearer tokens
         config.include(".sitemaps.views")  # the sitemaps, their XSL, robots.txt
+        config.include(".notify")  # the IndexNow key file; the worker thread, if switched on
         config.scan()
         plugins.hook.sitemap_configure(config=config)
     return config.make_wsgi_app()

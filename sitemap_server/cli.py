@@ -134,6 +134,77 @@ def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
     print("sitemaps rebuilt")
 
 
+def cmd_worker(args: argparse.Namespace) -> None:
+    import signal
+    import threading
+
+    from .notify.worker import Worker
+
+    settings = load_settings(args.config)
+    worker = Worker.from_settings(settings)
+    if not worker.config.enabled:
+        print(
+            "sitemap-server: no ping targets and no IndexNow key are configured: "
+            "nothing will be sent (see sitemap_server.ping.targets)",
+            file=sys.stderr,
+        )
+    if args.once:
+        _print_attempts(worker.run_once())
+        return
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())  # finish the request in flight, then stop
+    worker.run(stop)
+
+
+def cmd_notifications(args: argparse.Namespace) -> None:
+    from .notify import report
+    from .notify.config import NotifyConfig
+    from .notify.worker import Worker
+
+    settings = load_settings(args.config)
+    if args.action == "flush":
+        worker = Worker.from_settings(settings)
+        _print_attempts(worker.run_once(force=True))
+    with database(settings) as session:
+        state = report.status(session, NotifyConfig.from_settings(settings), args.limit)
+    if args.action == "flush":
+        state = {"pending": state["pending"]}
+    elif args.action == "status":
+        print("targets:")
+        for url in state["targets"]["ping"]:
+            print(f"  ping {url}")
+        indexnow = state["targets"]["indexnow"]
+        if indexnow:
+            print(f"  IndexNow {indexnow['endpoint']} (key at {indexnow['key_location']})")
+        if not state["targets"]["ping"] and not indexnow:
+            print("  none: nothing is recorded or sent")
+        if state["site_private"]:
+            print("the site is private: nothing is sent")
+        print("latest notifications:")
+        for n in state["notifications"]:
+            count = f", {n['url_count']} URLs" if n["url_count"] is not None else ""
+            print(
+                f"  {n['id']}\t{n['created_at']}\t{n['channel']} {n['url']}{count}\t"
+                f"{n['status']} after {n['attempts']} attempt(s)"
+                + (f": {n['error']}" if n["error"] else "")
+            )
+    waiting = state["pending"]
+    print(
+        f"waiting: {waiting['changes']} change(s), {waiting['notifications']} notification(s)"
+        + (f", next attempt {waiting['next_attempt_at']}" if waiting["next_attempt_at"] else "")
+    )
+
+
+def _print_attempts(attempts: list[dict[str, Any]]) -> None:
+    for a in attempts:
+        status = f"HTTP {a['http_status']}" if a["http_status"] else ""
+        detail = "; ".join(x for x in (status, a["error"] or "") if x)
+        print(f"{a['outcome']}\t{a['channel']} {a['url']}" + (f"\t{detail}" if detail else ""))
+    if not attempts:
+        print("nothing to send")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sitemap-server", description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -175,6 +246,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="recompute every sitemap entry and page (after restoring a database by hand)",
     )
     rebuild.set_defaults(func=cmd_rebuild_sitemaps)
+
+    worker = commands.add_parser(
+        "worker", help="send pings and IndexNow submissions as sitemaps change (until stopped)"
+    )
+    worker.add_argument("--once", action="store_true", help="one pass, then exit")
+    worker.set_defaults(func=cmd_worker)
+
+    notifications = commands.add_parser(
+        "notifications", help="what search engines were told; send what is waiting now"
+    )
+    notifications.add_argument(
+        "action",
+        nargs="?",
+        choices=("status", "flush"),
+        default="status",
+        help="status (default): targets, latest notifications, what is waiting; "
+        "flush: send everything waiting now, one attempt each",
+    )
+    notifications.add_argument("--limit", type=int, default=20, help="notifications to list")
+    notifications.set_defaults(func=cmd_notifications)
     return parser
 
 

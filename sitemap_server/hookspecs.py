@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
     from sqlalchemy.orm import Session
 
-    from .sitemaps.changes import ContentChanges
+    from .sitemaps.changes import ContentChanges, UrlChange
     from .sitemaps.entries import Entry
     from .sitemaps.providers import Provider
 
@@ -132,6 +132,23 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
 
     :param session: the writing session.
     :param changes: what changed (post, author, term ids; types; settings).
+    """
+
+
+@hookspec
+def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None) -> None:
+    """A sitemap's content changed, inside the writing transaction.
+
+    Called after ``sitemap_content_changed`` has refreshed a provider's entries and they
+    differ from before (a listed URL created, updated, unlisted or deleted); an edit that
+    changes no sitemap (a draft) calls nothing. The core records notifications for search
+    engines with it (S-601); a plugin could purge a CDN.
+
+    :param session: the writing session.
+    :param sitemap: the provider's name, or ``"*"`` for the whole site (it stopped being
+        private).
+    :param urls: the absolute URLs that were added, updated or removed, or ``None`` when
+        the sitemap was rebuilt as a whole without comparing them (a site-wide change).
     """
 
 

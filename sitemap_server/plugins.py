@@ -22,6 +22,7 @@ BUILTIN_PLUGINS = (
     "sitemap_server.providers.posts",
     "sitemap_server.providers.authors",
     "sitemap_server.providers.taxonomies",
+    "sitemap_server.notify.outbox",
 )
 
 

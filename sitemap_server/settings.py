@@ -45,6 +45,61 @@ def _bool(value: str) -> bool:
     return asbool(value)
 
 
+def _positive_float(value: str) -> float:
+    number = float(value)
+    if not number > 0:
+        raise ValueError("must be a positive number")
+    return number
+
+
+def _seconds(value: str) -> float:
+    number = float(value)
+    if not number >= 0:
+        raise ValueError("must be a number of seconds, 0 or more")
+    return number
+
+
+def _http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an absolute http(s) URL")
+    return value
+
+
+# Ping endpoints known by name. Google's answers 404 since 2023 and is kept for sites that
+# want exactly what the specification asks; nothing is pinged unless configured.
+PING_PRESETS = {"google": "https://www.google.com/ping?sitemap={sitemap}"}
+
+
+def _ping_targets(value: str) -> tuple[str, ...]:
+    targets = []
+    for item in value.split():
+        template = PING_PRESETS.get(item.lower(), item)
+        if "{sitemap}" not in template:
+            raise ValueError(
+                f"{item!r} is neither a preset ({', '.join(PING_PRESETS)}) "
+                "nor a URL template with a {sitemap} placeholder"
+            )
+        _http_url(template.replace("{sitemap}", "x"))
+        targets.append(template)
+    return tuple(dict.fromkeys(targets))
+
+
+def _indexnow_key(value: str) -> str:
+    if value and not (
+        8 <= len(value) <= 128 and all(c.isascii() and (c.isalnum() or c == "-") for c in value)
+    ):
+        raise ValueError("must be 8 to 128 characters: letters a-z, A-Z, digits 0-9 and '-'")
+    return value
+
+
+def _indexnow_batch(value: str) -> int:
+    number = _positive_int(value)
+    if number > 10_000:
+        raise ValueError("must be at most 10000 (IndexNow's limit)")
+    return number
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -133,6 +188,94 @@ SETTINGS: tuple[Setting, ...] = (
         doc="Load the plugins installed under the sitemap_server entry-point group.",
     ),
     Setting(
+        "sitemap_server.ping.targets",
+        "",
+        _ping_targets,
+        env="SITEMAP_SERVER_PING_TARGETS",
+        doc="Where to ping when a sitemap changes: URL templates with a {sitemap} placeholder "
+        "(filled with the URL-encoded sitemap index URL), or preset names ("
+        + ", ".join(PING_PRESETS)
+        + "), space separated. Empty: no pings. Google retired its ping endpoint in 2023.",
+    ),
+    Setting(
+        "sitemap_server.indexnow.key",
+        "",
+        _indexnow_key,
+        env="SITEMAP_SERVER_INDEXNOW_KEY",
+        doc="IndexNow key (8 to 128 letters, digits or dashes). Set, it is served at "
+        "/{key}.txt and changed URLs are submitted to the endpoint below. Empty: no IndexNow.",
+    ),
+    Setting(
+        "sitemap_server.indexnow.endpoint",
+        "https://api.indexnow.org/indexnow",
+        _http_url,
+        doc="Where IndexNow submissions are POSTed (any participating engine shares them).",
+    ),
+    Setting(
+        "sitemap_server.indexnow.batch_size",
+        "10000",
+        _indexnow_batch,
+        doc="Most URLs in one IndexNow submission (at most 10,000, the protocol's limit).",
+    ),
+    Setting(
+        "sitemap_server.notify.quiet_seconds",
+        "60",
+        _seconds,
+        doc="A burst of changes is sent once nothing has changed for this long (one ping per "
+        "burst)...",
+    ),
+    Setting(
+        "sitemap_server.notify.max_delay_seconds",
+        "900",
+        _seconds,
+        doc="...or once its first change is this old, however busy the site.",
+    ),
+    Setting(
+        "sitemap_server.notify.timeout_seconds",
+        "10",
+        _positive_float,
+        doc="Connect and read timeout of each request to a search engine.",
+    ),
+    Setting(
+        "sitemap_server.notify.retry_seconds",
+        "60",
+        _positive_float,
+        doc="Wait before the first retry (connection error, 429, 5xx); doubled after each "
+        "failure, at most 6 hours.",
+    ),
+    Setting(
+        "sitemap_server.notify.max_attempts",
+        "8",
+        _positive_int,
+        doc="Tries before a notification is given up.",
+    ),
+    Setting(
+        "sitemap_server.notify.lease_seconds",
+        "300",
+        _positive_float,
+        doc="How long a worker holds a notification it is sending; one whose worker died "
+        "is sent by another after this.",
+    ),
+    Setting(
+        "sitemap_server.notify.poll_seconds",
+        "5",
+        _positive_float,
+        doc="How often the worker looks for work.",
+    ),
+    Setting(
+        "sitemap_server.notify.keep_days",
+        "30",
+        _positive_int,
+        doc="How long sent and given-up notifications are kept for GET /api/notifications.",
+    ),
+    Setting(
+        "sitemap_server.notify.worker_thread",
+        "false",
+        _bool,
+        doc="Run the notification worker in a thread of the web process (the single-process "
+        "default); otherwise run `sitemap-server worker` beside it.",
+    ),
+    Setting(
         "sitemap_server.sql_echo",
         "false",
         _bool,
@@ -163,3 +306,14 @@ def normalize(
         except ValueError as exc:
             raise SettingsError(f"setting {setting.name}={raw!r}: {exc}") from exc
     return settings
+
+
+def setting_value(settings: Mapping[str, Any], name: str) -> Any:
+    """A setting's parsed value, or its parsed default if ``settings`` lacks it."""
+    if name in settings and not isinstance(settings[name], str):
+        return settings[name]
+    setting = next(s for s in SETTINGS if s.name == name)
+    raw = settings.get(name)
+    if raw is None or not str(raw).strip():
+        raw = setting.default
+    return setting.parse(str(raw).strip())

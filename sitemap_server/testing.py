@@ -401,3 +401,98 @@ def serve_production(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+class SearchEngine:
+    """A local stand-in for search engines (ping endpoints, IndexNow), on 127.0.0.1.
+
+    Every request is recorded in ``requests`` (method, path, query, JSON body). Answers
+    are scripted per path with ``answer(path, *statuses)``: each request takes the next
+    one, and the last is repeated; a status may be ``("sleep", seconds, status)`` (a slow
+    engine) or ``(status, {"Retry-After": "…"})``. Unscripted paths answer 200.
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self.requests: list[dict[str, Any]] = []
+        self.scripts: dict[str, list[Any]] = {}
+        self.lock = threading.Lock()
+        self.url = ""
+
+    def answer(self, path: str, *answers: Any) -> None:
+        with self.lock:
+            self.scripts[path] = list(answers)
+
+    def next_answer(self, path: str) -> Any:
+        with self.lock:
+            script = self.scripts.get(path)
+            if not script:
+                return 200
+            return script.pop(0) if len(script) > 1 else script[0]
+
+    def received(self, path: str | None = None, method: str | None = None) -> list[dict[str, Any]]:
+        with self.lock:
+            return [
+                r
+                for r in self.requests
+                if (path is None or r["path"] == path) and (method is None or r["method"] == method)
+            ]
+
+
+@pytest.fixture
+def search_engine() -> Iterator[SearchEngine]:
+    """A running ``SearchEngine``; stopped when the test ends."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlsplit
+
+    engine = SearchEngine()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _handle(self) -> None:
+            parts = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            record = {
+                "method": self.command,
+                "path": parts.path,
+                "query": {k: v[0] for k, v in parse_qs(parts.query).items()},
+                "headers": dict(self.headers),
+                "body": json.loads(raw) if raw else None,
+                "at": time.monotonic(),
+            }
+            with engine.lock:
+                engine.requests.append(record)
+            answer = engine.next_answer(parts.path)
+            if isinstance(answer, tuple) and answer[:1] == ("sleep",):
+                _, seconds, answer = answer
+                time.sleep(seconds)  # a slow engine; the client may give up meanwhile
+            headers: dict[str, str] = {}
+            if isinstance(answer, tuple):
+                answer, headers = answer
+            try:
+                self.send_response(answer)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            except OSError:
+                pass  # the client gave up (a timeout, a killed worker)
+
+        do_GET = do_POST = _handle
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    engine.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield engine
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -31,6 +31,8 @@ ROUTES: dict[str, str] = {
     "api.term": "/api/terms/{id}",
     "api.settings": "/api/settings",
     "api.import": "/api/import",
+    "api.notifications": "/api/notifications",
+    "api.notifications_flush": "/api/notifications/flush",
 }
 
 

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, configure_mappers, sessionmaker
 from .auth import ApiToken
 from .content import Author, Post, PostStatus, PostType, Robots, Taxonomy, Term, post_terms
 from .meta import Base, metadata
+from .notifications import Notification, NotificationAttempt, NotificationChange
 from .site import SiteSettings
 from .sitemaps import SITE, SitemapEntry, SitemapPage, SitemapVersion
 
@@ -27,6 +28,9 @@ __all__ = [
     "ApiToken",
     "Author",
     "Base",
+    "Notification",
+    "NotificationAttempt",
+    "NotificationChange",
     "Post",
     "PostStatus",
     "PostType",

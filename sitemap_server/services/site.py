@@ -60,10 +60,13 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
         raise Invalid.field("posts_page_id", "the posts page cannot also be the front page")
     altered = _altered_fields(session, settings)
     flush(session, "settings")
+    # Search engines hear of the whole site again when it stops being private or moves
+    # (entries hold paths, so a new site URL changes none of them).
+    whole_site = not settings.private and bool({"private", "site_url"} & altered)
     if altered & ENTRY_FIELDS:
-        changed(session, everything=True)
+        changed(session, everything=True, whole_site=whole_site)
     elif altered:
-        changed(session, site=True)  # privacy, title, language: no entry changes
+        changed(session, site=True, whole_site=whole_site)  # privacy, title: no entry moves
     return settings
 
 

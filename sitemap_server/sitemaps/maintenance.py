@@ -28,9 +28,10 @@ from ..content.links import Links
 from ..hookspecs import hookimpl
 from ..models import SITE, SitemapEntry, SitemapPage, SitemapVersion
 from ..models.meta import utcnow
+from ..models.notifications import ADDED, REMOVED, UPDATED
 from ..plugins import for_session
 from ..services.site import effective_site_url, get_settings
-from .changes import ContentChanges
+from .changes import ContentChanges, UrlChange
 from .entries import Entry
 from .providers import BuildContext, Provider, chunks
 
@@ -44,6 +45,9 @@ MAX_PAGE_BYTES = 50 * 1024 * 1024  # S-310
 # What a page holds besides its entries: the XML declaration, the stylesheet, the root
 # element with its namespaces.
 PAGE_FRAME_BYTES = 4096
+# A sitemap rebuilt as a whole is compared with what it held, URL by URL, up to this many
+# entries (one IndexNow submission); a larger one is announced as rebuilt, without URLs.
+COMPARED_REBUILD = 10_000
 
 
 @hookimpl
@@ -84,8 +88,10 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     bulk = changes.everything or len(changes.posts) + len(changes.terms) >= BULK_CHANGE
     if bulk:  # the rows just loaded, before the queries that join them
         update_planner_statistics(session)
-    if changes.everything or changes.site:
+    if changes.everything or changes.site or changes.whole_site:
         bump(session, SITE)
+    if changes.whole_site:
+        plugins.hook.sitemap_changed(session=session, sitemap=SITE, urls=None)
     if changes.everything:
         names = [p.name for p in providers]
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
@@ -93,7 +99,7 @@ def refresh(session: Session, changes: ContentChanges) -> None:
             session.execute(delete(table).where(gone))
     stored = stored_dues(session)
     for provider in providers:
-        if changes.site and not (
+        if (changes.site or changes.whole_site) and not (
             changes.everything or changes.posts or changes.authors or changes.terms
         ):
             break
@@ -213,14 +219,6 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     lock(session, provider.name)
     table = SitemapEntry.__table__
     where_provider = SitemapEntry.provider == provider.name
-    if keys is None:
-        bump(session, provider.name)
-        session.execute(delete(SitemapEntry).where(where_provider))
-        _insert(ctx, provider, _filtered(ctx, provider, provider.entries(ctx, None)))
-        _insert(ctx, provider, _filtered(ctx, provider, provider.special_entries(ctx)))
-        recut_pages(ctx, provider.name, from_key=None)
-        return
-
     columns = (
         table.c.key,
         table.c.part,
@@ -229,6 +227,22 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         table.c.images,
         table.c.extra,
     )
+    if keys is None:
+        bump(session, provider.name)
+        # Small sitemaps are compared, so search engines hear of exactly what changed.
+        query = select(*columns).where(where_provider).limit(COMPARED_REBUILD + 1)
+        old = {(r.key, r.part): tuple(r)[2:] for r in session.execute(query)}
+        session.execute(delete(SitemapEntry).where(where_provider))
+        _insert(ctx, provider, _filtered(ctx, provider, provider.entries(ctx, None)))
+        _insert(ctx, provider, _filtered(ctx, provider, provider.special_entries(ctx)))
+        recut_pages(ctx, provider.name, from_key=None)
+        new = {(r.key, r.part): tuple(r)[2:] for r in session.execute(query)}
+        if len(old) > COMPARED_REBUILD or len(new) > COMPARED_REBUILD:
+            _announce(ctx, provider, None)
+        else:
+            _announce(ctx, provider, _url_changes(ctx, old, new))
+        return
+
     before: dict[tuple[int, int], Any] = {}
     for batch in chunks(sorted(keys)):
         rows = session.execute(select(*columns).where(where_provider, table.c.key.in_(batch)))
@@ -246,6 +260,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     if after == before:
         return  # nothing a crawler would see has changed: no new version
     bump(session, provider.name)
+    _announce(ctx, provider, _url_changes(ctx, before, after))
     if 0 in keys:
         _replace(ctx, provider, {0}, special)
     else:
@@ -262,6 +277,32 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     else:
         dated = {k for k in after if after[k][1] != before[k][1]}
         refresh_page_dates(ctx, provider.name, {key for key, _ in dated})
+
+
+def _url_changes(
+    ctx: BuildContext,
+    before: dict[tuple[int, int], tuple[Any, ...]],
+    after: dict[tuple[int, int], tuple[Any, ...]],
+) -> list[UrlChange]:
+    """The URLs whose entries appeared, changed or went between ``before`` and ``after``
+    (both map (key, part) to (path, lastmod, images, extra))."""
+    found: dict[str, str] = {}
+    for position, values in before.items():
+        if position not in after:
+            found[values[0]] = REMOVED
+    for position, values in after.items():
+        previous = before.get(position)
+        if previous is None:
+            found[values[0]] = ADDED
+        elif previous != values:
+            found[values[0]] = UPDATED
+    return [UrlChange(ctx.site_url + path, change) for path, change in found.items()]
+
+
+def _announce(ctx: BuildContext, provider: Provider, urls: list[UrlChange] | None) -> None:
+    """``sitemap_changed``, unless a comparison found nothing a crawler would see."""
+    if urls is None or urls:
+        ctx.plugins.hook.sitemap_changed(session=ctx.session, sitemap=provider.name, urls=urls)
 
 
 def _sized(values: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -337,6 +337,57 @@ def test_sitemap_content_changed_failure_rolls_back_the_write(sample_api):
     assert sample_api.get("/post-sitemap.xml").body == sitemap
 
 
+# sitemap_changed ------------------------------------------------------------------------
+
+
+def sitemap_calls():
+    return {sitemap: urls for sitemap, urls, _ in sample_plugin.SITEMAP_CALLS}
+
+
+def test_sitemap_changed_names_the_urls_added_updated_and_removed(sample_api):
+    create_post(sample_api, title="First", slug="first", published_at=JAN)
+    sample_plugin.reset()
+    post = create_post(sample_api, title="Hello", slug="hello", modified_at=JUN)
+    calls = sitemap_calls()
+    assert calls["post"][post_url("hello")] == "added"
+    assert calls["post"][f"{SITE_URL}/"] == "updated"  # the home page's date moved
+    assert all(in_transaction for *_, in_transaction in sample_plugin.SITEMAP_CALLS)
+
+    sample_plugin.reset()
+    later = "2024-07-01T00:00:00+00:00"
+    sample_api.patch_json(f"/api/posts/{post['id']}", {"modified_at": later}, status=200)
+    assert sitemap_calls()["post"][post_url("hello")] == "updated"
+
+    sample_plugin.reset()
+    sample_api.delete(f"/api/posts/{post['id']}", status=204)
+    assert sitemap_calls()["post"][post_url("hello")] == "removed"
+
+
+def test_sitemap_changed_not_called_when_no_sitemap_changes(sample_api):
+    draft = create_post(sample_api, title="Draft", slug="draft", status="draft")
+    sample_plugin.reset()
+    sample_api.patch_json(f"/api/posts/{draft['id']}", {"title": "Still a draft"}, status=200)
+    assert sample_plugin.SITEMAP_CALLS == []
+
+
+def test_sitemap_changed_for_a_rebuild_and_the_site_going_public(sample_api):
+    create_post(sample_api, title="Hello", slug="hello")
+    create_post(sample_api, type="page", title="About", slug="about")
+    sample_api.patch_json("/api/settings", {"private": True}, status=200)
+    sample_plugin.reset()
+    sample_api.patch_json("/api/settings", {"private": False}, status=200)
+    assert sitemap_calls() == {"*": None}  # every sitemap appears at once
+
+    sample_plugin.reset()
+    sample_api.patch_json("/api/settings", {"site_url": "http://elsewhere.test"}, status=200)
+    assert sitemap_calls() == {"*": None}  # a new site URL: every URL is new
+
+    sample_plugin.reset()
+    sample_api.patch_json("/api/post-types/page", {"noindex": True}, status=200)
+    # A small site is compared URL by URL, even when rebuilt as a whole.
+    assert sitemap_calls()["page"] == {"http://elsewhere.test/about/": "removed"}
+
+
 # sitemap_migrations ---------------------------------------------------------------------
 
 

@@ -24,7 +24,7 @@ from sitemap_server import hookimpl
 from sitemap_server.api.auth import ADMIN
 from sitemap_server.content import eligibility
 from sitemap_server.models import Post, PostType
-from sitemap_server.sitemaps.changes import ContentChanges
+from sitemap_server.sitemaps.changes import ContentChanges, UrlChange
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.sitemaps.providers import BuildContext, Provider
 
@@ -39,11 +39,14 @@ FAIL_TITLE = "Raise in sitemap_content_changed"
 ENTRY_CALLS: list[tuple[str, str | None, str]] = []
 # One dict per sitemap_content_changed call.
 CHANGE_CALLS: list[dict[str, Any]] = []
+# (sitemap, {url: change} or None, in a transaction) for every sitemap_changed call.
+SITEMAP_CALLS: list[tuple[str, dict[str, str] | None, bool]] = []
 
 
 def reset() -> None:
     ENTRY_CALLS.clear()
     CHANGE_CALLS.clear()
+    SITEMAP_CALLS.clear()
 
 
 class BookmarkProvider(Provider):
@@ -165,6 +168,13 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
     )
     if FAIL_TITLE in titles.values():
         raise RuntimeError("sample plugin refuses this change")
+
+
+@hookimpl
+def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None) -> None:
+    """Record which URLs of which sitemap changed."""
+    changed = None if urls is None else {u.url: u.change for u in urls}
+    SITEMAP_CALLS.append((sitemap, changed, session.in_transaction()))
 
 
 @hookimpl

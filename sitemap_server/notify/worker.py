@@ -1,0 +1,308 @@
+"""The worker: sends the notifications the outbox produces, after commit, never twice.
+
+Each pass (``run_once``):
+
+1. brings scheduled posts live (``catch_up``), so they are announced on time even when no
+   crawler asks;
+2. once a burst of changes has gone quiet, turns it into notifications (``coalesce``);
+3. claims due notifications one at a time and sends each outside any transaction.
+
+A claim is a lease: ``lease_until`` and ``claimed_by`` are set in a short transaction
+(``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent workers skip each other's rows;
+SQLite has one writer at a time anyway). A worker killed mid-send holds nothing: its
+lease runs out and another worker sends the notification. Outcomes are recorded per
+attempt; failures are retried with exponential backoff, and given up on after
+``max_attempts`` or at once on a refusal (4xx).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import requests
+from pyramid.config import Configurator
+from sqlalchemy import delete, or_, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..models import Notification, NotificationAttempt, get_engine, get_session_factory
+from ..models.meta import utcnow
+from ..models.notifications import CANCELLED, FAILED, INDEXNOW, PENDING, SENT
+from ..services.site import effective_site_url, get_settings
+from ..sitemaps.maintenance import catch_up
+from . import outbox, report, senders
+from .config import NotifyConfig
+from .senders import RETRY, Result
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF = timedelta(hours=6)
+PRUNE_EVERY = timedelta(hours=1)
+WORKER_KEY = "sitemap_server.notify.worker"
+
+_numbers = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A notification this worker holds, with what it needs to send it."""
+
+    id: int
+    channel: str
+    attempts: int
+    request: senders.Request
+    # Why it must not be sent after all (the site went private, the key was removed).
+    cancel: str | None = None
+
+    def describe(self) -> str:
+        if self.channel == INDEXNOW and self.request.json is not None:
+            count = len(self.request.json.get("urlList", ()))
+            return f"IndexNow submission {self.id} ({count} URLs) to {self.request.url}"
+        return f"ping {self.id} {self.request.url}"
+
+
+class Worker:
+    """Sends notifications. One per thread; as many per PostgreSQL database as you like."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        config: NotifyConfig,
+        *,
+        name: str | None = None,
+        http: requests.Session | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.config = config
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{next(_numbers)}"
+        self.http = http or requests.Session()
+        self._pruned_at: datetime | None = None
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any], **kwargs: Any) -> Worker:
+        sessions = get_session_factory(get_engine(settings), settings)
+        return cls(sessions, NotifyConfig.from_settings(settings), **kwargs)
+
+    # The passes ------------------------------------------------------------------------
+
+    def run_once(self, force: bool = False) -> list[dict[str, Any]]:
+        """One pass; ``force`` sends everything waiting now, ignoring the quiet period and
+        any backoff (one attempt each). Returns the attempts made."""
+        with self.sessions.begin() as session:
+            catch_up(session)
+        self.coalesce(force)
+        if force:
+            self._make_due()
+        attempts = []
+        while (claimed := self.claim()) is not None:
+            attempts.append(self.deliver(claimed))
+        self.prune()
+        return attempts
+
+    def run(self, stop: threading.Event) -> None:
+        """Pass after pass until ``stop`` is set; a failing pass is logged, not fatal."""
+        log.info("notification worker %s started", self.name)
+        while not stop.is_set():
+            try:
+                self.run_once()
+            except Exception:
+                log.exception("notification worker %s: the pass failed", self.name)
+            stop.wait(self.config.poll_seconds)
+        log.info("notification worker %s stopped", self.name)
+
+    # The steps -------------------------------------------------------------------------
+
+    def coalesce(self, force: bool = False) -> int:
+        with self.sessions.begin() as session:
+            ready = outbox.burst_ready(session, self.config, force)
+        if ready is None:
+            return 0
+        with self.sessions.begin() as session:
+            return len(outbox.coalesce(session, self.config, ready))
+
+    def _make_due(self) -> None:
+        with self.sessions.begin() as session:
+            now = utcnow()
+            session.execute(
+                update(Notification)
+                .where(Notification.status == PENDING, Notification.due_at > now)
+                .values(due_at=now)
+                .execution_options(synchronize_session=False)
+            )
+
+    def claim(self) -> Claimed | None:
+        """Lease the next due notification, or None."""
+        with self.sessions.begin() as session:
+            now = utcnow()
+            eligible = (
+                select(Notification.id)
+                .where(
+                    Notification.status == PENDING,
+                    Notification.due_at <= now,
+                    or_(Notification.lease_until.is_(None), Notification.lease_until < now),
+                )
+                .order_by(Notification.due_at, Notification.id)
+                .limit(1)
+            )
+            if session.get_bind().dialect.name == "postgresql":
+                eligible = eligible.with_for_update(skip_locked=True)
+            row = session.execute(
+                update(Notification)
+                .where(Notification.id.in_(eligible.scalar_subquery()))
+                .values(lease_until=now + self.config.lease, claimed_by=self.name)
+                .returning(
+                    Notification.id,
+                    Notification.channel,
+                    Notification.url,
+                    Notification.payload,
+                    Notification.attempts,
+                )
+                .execution_options(synchronize_session=False)
+            ).first()
+            if row is None:
+                return None
+            site = get_settings(session)
+            site_url = effective_site_url(site, self.config.site_url)
+            cancel = "the site is private" if site.private else None
+        self.http.headers["User-Agent"] = senders.user_agent(site_url)
+        body = None
+        if row.channel == INDEXNOW:
+            key = self.config.indexnow_key
+            if not key:
+                cancel = cancel or "no IndexNow key is configured any more"
+            body = {
+                **(row.payload or {}),
+                "key": key,
+                "keyLocation": self.config.key_location(site_url),
+            }
+        request = senders.Request(row.channel, row.url, body)
+        return Claimed(row.id, row.channel, row.attempts, request, cancel)
+
+    def deliver(self, claimed: Claimed) -> dict[str, Any]:
+        if claimed.cancel:
+            result = Result(CANCELLED, error=claimed.cancel)
+        else:
+            result = senders.send(self.http, claimed.request, self.config.timeout)
+        return self.record(claimed, result)
+
+    def record(self, claimed: Claimed, result: Result) -> dict[str, Any]:
+        config = self.config
+        attempts = claimed.attempts + 1
+        outcome, error = result.outcome, result.error
+        if outcome == RETRY and attempts >= config.max_attempts:
+            outcome, error = FAILED, f"{error}; gave up after {attempts} attempts"
+        now = utcnow()
+        values: dict[str, Any] = {
+            "attempts": attempts,
+            "lease_until": None,
+            "claimed_by": None,
+            "http_status": result.http_status,
+            "error": error,
+        }
+        what = claimed.describe()
+        if outcome == RETRY:
+            delay = min(timedelta(seconds=config.retry_seconds * 2 ** (attempts - 1)), MAX_BACKOFF)
+            if result.retry_after is not None:
+                delay = max(delay, min(timedelta(seconds=result.retry_after), MAX_BACKOFF))
+            values.update(status=PENDING, due_at=now + delay)
+            log.warning(
+                "%s: %s; retrying in %d s (attempt %d of %d)",
+                what,
+                error,
+                delay.total_seconds(),
+                attempts,
+                config.max_attempts,
+            )
+        else:
+            values.update(status=outcome, finished_at=now)
+            if outcome == SENT:
+                log.info("%s: sent (HTTP %s)", what, result.http_status)
+            elif outcome == FAILED:
+                log.warning("%s: gave up: %s", what, error)
+            else:
+                log.info("%s: not sent: %s", what, error)
+        with self.sessions.begin() as session:
+            session.execute(
+                update(Notification)
+                .where(Notification.id == claimed.id, Notification.claimed_by == self.name)
+                .values(**values)
+                .execution_options(synchronize_session=False)
+            )
+            attempt = NotificationAttempt(
+                notification_id=claimed.id,
+                at=now,
+                outcome=outcome,
+                http_status=result.http_status,
+                error=error,
+                duration_ms=result.duration_ms,
+                worker=self.name,
+            )
+            session.add(attempt)
+            session.flush()
+            return {
+                "id": attempt.id,
+                "notification_id": claimed.id,
+                "channel": claimed.channel,
+                "url": claimed.request.url,
+                "at": report.iso(now),
+                "outcome": outcome,
+                "http_status": result.http_status,
+                "error": error,
+                "duration_ms": result.duration_ms,
+                "worker": self.name,
+            }
+
+    def prune(self) -> None:
+        """Forget finished notifications older than ``keep`` (hourly)."""
+        now = utcnow()
+        if self._pruned_at is not None and now - self._pruned_at < PRUNE_EVERY:
+            return
+        self._pruned_at = now
+        with self.sessions.begin() as session:
+            old = select(Notification.id).where(
+                Notification.status != PENDING, Notification.finished_at < now - self.config.keep
+            )
+            session.execute(
+                delete(NotificationAttempt).where(NotificationAttempt.notification_id.in_(old))
+            )
+            session.execute(
+                delete(Notification)
+                .where(Notification.id.in_(old))
+                .execution_options(synchronize_session=False)
+            )
+
+
+class WorkerThread:
+    """The worker in a thread of the web process (``sitemap_server.notify.worker_thread``)."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(
+            target=worker.run, args=(self.stopping,), name="notify-worker", daemon=True
+        )
+
+    def start(self) -> None:
+        self.thread.start()
+        atexit.register(self.stop)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.stopping.set()
+        self.thread.join(timeout)
+
+
+def includeme(config: Configurator) -> None:
+    settings = config.get_settings()
+    if not settings.get("sitemap_server.notify.worker_thread"):
+        return
+    worker = Worker(config.registry["dbsession_factory"], NotifyConfig.from_settings(settings))
+    thread = WorkerThread(worker)
+    config.registry[WORKER_KEY] = thread
+    thread.start()
