@@ -221,14 +221,14 @@ SETTINGS: tuple[Setting, ...] = (
         "sitemap_server.notify.quiet_seconds",
         "60",
         _seconds,
-        doc="A burst of changes is sent once nothing has changed for this long (one ping per "
-        "burst)...",
+        doc="A burst of changes is sent (one ping per target) once nothing has changed for "
+        "this long, or once its first change is max_delay_seconds old.",
     ),
     Setting(
         "sitemap_server.notify.max_delay_seconds",
         "900",
         _seconds,
-        doc="...or once its first change is this old, however busy the site.",
+        doc="The longest a change waits for its burst to end, however busy the site.",
     ),
     Setting(
         "sitemap_server.notify.timeout_seconds",

@@ -2,7 +2,8 @@
 
 import pytest
 
-from sitemap_server.settings import SettingsError, normalize
+from sitemap_server.settings import SETTINGS, SettingsError, normalize
+from sitemap_server.testing import PROJECT_ROOT
 
 BASE = {"sqlalchemy.url": "sqlite://", "sitemap_server.site_url": "https://example.com/"}
 
@@ -47,8 +48,33 @@ def test_a_missing_required_setting_names_its_environment_variable():
         ("sitemap_server.site_url", "https://example.com/?a=1", "query string"),
         ("sitemap_server.api.max_body_bytes", "0", "positive"),
         ("sitemap_server.api.max_body_bytes", "lots", "max_body_bytes"),
+        ("sitemap_server.ping.targets", "https://search.test/ping", "{sitemap}"),
+        ("sitemap_server.ping.targets", "bing", "neither a preset"),
+        ("sitemap_server.ping.targets", "ftp://search.test/?s={sitemap}", "http"),
+        ("sitemap_server.indexnow.key", "short", "8 to 128"),
+        ("sitemap_server.indexnow.key", "a key with spaces", "8 to 128"),
+        ("sitemap_server.indexnow.batch_size", "10001", "10000"),
+        ("sitemap_server.notify.quiet_seconds", "-1", "0 or more"),
+        ("sitemap_server.notify.timeout_seconds", "0", "positive"),
     ],
 )
 def test_invalid_values_are_refused_with_the_setting_named(name, value, message):
     with pytest.raises(SettingsError, match=message):
         normalize({**BASE, name: value}, environ={})
+
+
+def test_ping_presets_and_templates():
+    settings = normalize(
+        {**BASE, "sitemap_server.ping.targets": "google https://s.test/p?u={sitemap} Google"},
+        environ={},
+    )
+    assert settings["sitemap_server.ping.targets"] == (
+        "https://www.google.com/ping?sitemap={sitemap}",
+        "https://s.test/p?u={sitemap}",
+    )
+
+
+def test_every_setting_is_documented():
+    operations = (PROJECT_ROOT / "docs" / "operations.md").read_text()
+    missing = [s.name for s in SETTINGS if f"| `{s.name}` |" not in operations]
+    assert not missing, f"docs/operations.md does not list {missing}"
