@@ -152,8 +152,14 @@ def cmd_worker(args: argparse.Namespace) -> None:
         _print_attempts(worker.run_once())
         return
     stop = threading.Event()
+
+    def on_signal(*_: Any) -> None:
+        # Finish the request in flight, then stop. Set from another thread: the handler
+        # runs in the main thread, which may hold the event's lock inside stop.wait().
+        threading.Thread(target=stop.set).start()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())  # finish the request in flight, then stop
+        signal.signal(sig, on_signal)
     worker.run(stop)
 
 

@@ -305,7 +305,17 @@ def normalize(
             settings[setting.name] = setting.parse(raw.strip())
         except ValueError as exc:
             raise SettingsError(f"setting {setting.name}={raw!r}: {exc}") from exc
+    lease, timeout = settings[LEASE], settings[TIMEOUT]
+    if lease <= 2 * timeout:
+        # A worker still waiting for an answer must not lose its claim to another one.
+        raise SettingsError(
+            f"setting {LEASE}={lease:g} must be more than twice {TIMEOUT}={timeout:g}"
+        )
     return settings
+
+
+LEASE = "sitemap_server.notify.lease_seconds"
+TIMEOUT = "sitemap_server.notify.timeout_seconds"
 
 
 def setting_value(settings: Mapping[str, Any], name: str) -> Any:

@@ -78,7 +78,7 @@ def ini_file(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Pat
         "\n[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
         "[logger_root]\nlevel = WARN\nhandlers = console\n"
         "[handler_console]\nclass = StreamHandler\nargs = (sys.stderr,)\nlevel = NOTSET\n"
-        "formatter = generic\n[formatter_generic]\nformat = %%(levelname)s %%(name)s %%(message)s\n"
+        "formatter = generic\n[formatter_generic]\nformat = %(levelname)s %(name)s %(message)s\n"
     )
     return path
 

@@ -155,7 +155,13 @@ class Worker:
                 eligible = eligible.with_for_update(skip_locked=True)
             row = session.execute(
                 update(Notification)
-                .where(Notification.id.in_(eligible.scalar_subquery()))
+                .where(
+                    Notification.id.in_(eligible.scalar_subquery()),
+                    # Again on the row itself, as it is when locked: a claim by another
+                    # worker in the meantime makes this one match nothing.
+                    Notification.status == PENDING,
+                    or_(Notification.lease_until.is_(None), Notification.lease_until < now),
+                )
                 .values(lease_until=now + self.config.lease, claimed_by=self.name)
                 .returning(
                     Notification.id,
@@ -293,9 +299,10 @@ class WorkerThread:
         self.thread.start()
         atexit.register(self.stop)
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop after the request in flight (by default, wait as long as one may take)."""
         self.stopping.set()
-        self.thread.join(timeout)
+        self.thread.join(self.worker.config.timeout + 1 if timeout is None else timeout)
 
 
 def includeme(config: Configurator) -> None:

@@ -56,6 +56,7 @@ def test_a_missing_required_setting_names_its_environment_variable():
         ("sitemap_server.indexnow.batch_size", "10001", "10000"),
         ("sitemap_server.notify.quiet_seconds", "-1", "0 or more"),
         ("sitemap_server.notify.timeout_seconds", "0", "positive"),
+        ("sitemap_server.notify.lease_seconds", "20", "more than twice"),
     ],
 )
 def test_invalid_values_are_refused_with_the_setting_named(name, value, message):
