@@ -135,9 +135,6 @@ def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> None:
-    import signal
-    import threading
-
     from .notify.worker import Worker
 
     settings = load_settings(args.config)
@@ -148,9 +145,19 @@ def cmd_worker(args: argparse.Namespace) -> None:
             "nothing will be sent (see sitemap_server.ping.targets)",
             file=sys.stderr,
         )
-    if args.once:
-        _print_attempts(worker.run_once())
-        return
+    try:
+        if args.once:
+            _print_attempts(worker.run_once())
+        else:
+            _run_until_signalled(worker)
+    finally:
+        worker.close()
+
+
+def _run_until_signalled(worker: Any) -> None:
+    import signal
+    import threading
+
     stop = threading.Event()
 
     def on_signal(*_: Any) -> None:
@@ -171,7 +178,10 @@ def cmd_notifications(args: argparse.Namespace) -> None:
     settings = load_settings(args.config)
     if args.action == "flush":
         worker = Worker.from_settings(settings)
-        _print_attempts(worker.run_once(force=True))
+        try:
+            _print_attempts(worker.run_once(force=True))
+        finally:
+            worker.close()
     with database(settings) as session:
         state = report.status(session, NotifyConfig.from_settings(settings), args.limit)
     if args.action == "flush":

@@ -441,8 +441,22 @@ class SearchEngine:
 
 
 @pytest.fixture
-def search_engine() -> Iterator[SearchEngine]:
-    """A running ``SearchEngine``; stopped when the test ends."""
+def search_engine(_search_engine_server: SearchEngine) -> SearchEngine:
+    """A running ``SearchEngine`` that has received nothing and answers 200 to everything.
+
+    One server for the whole session: its URL never changes, so applications configured
+    with it are built once (``app_with``). A request still in flight from an earlier test
+    (a worker that was killed) may land in this one's list: match on what you sent.
+    """
+    with _search_engine_server.lock:
+        _search_engine_server.requests.clear()
+        _search_engine_server.scripts.clear()
+    return _search_engine_server
+
+
+@pytest.fixture(scope="session")
+def _search_engine_server() -> Iterator[SearchEngine]:
+    """The server behind ``search_engine``; stopped when the session ends."""
     import json
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

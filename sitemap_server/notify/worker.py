@@ -29,7 +29,7 @@ from typing import Any
 
 import requests
 from pyramid.config import Configurator
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import Engine, delete, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..models import Notification, NotificationAttempt, get_engine, get_session_factory
@@ -84,11 +84,20 @@ class Worker:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{next(_numbers)}"
         self.http = http or requests.Session()
         self._pruned_at: datetime | None = None
+        self._own_engine: Engine | None = None
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any], **kwargs: Any) -> Worker:
-        sessions = get_session_factory(get_engine(settings), settings)
-        return cls(sessions, NotifyConfig.from_settings(settings), **kwargs)
+        """A worker with an engine of its own (the command line's); ``close`` it."""
+        engine = get_engine(settings)
+        worker = cls(get_session_factory(engine, settings), NotifyConfig.from_settings(settings))
+        worker._own_engine = engine
+        return worker
+
+    def close(self) -> None:
+        self.http.close()
+        if self._own_engine is not None:
+            self._own_engine.dispose()
 
     # The passes ------------------------------------------------------------------------
 
@@ -156,7 +165,9 @@ class Worker:
             row = session.execute(
                 update(Notification)
                 .where(
-                    Notification.id.in_(eligible.scalar_subquery()),
+                    # "=" and not "IN": PostgreSQL runs a scalar subquery once (an InitPlan);
+                    # under IN it may run it for each row, leasing every due notification.
+                    Notification.id == eligible.scalar_subquery(),
                     # Again on the row itself, as it is when locked: a claim by another
                     # worker in the meantime makes this one match nothing.
                     Notification.status == PENDING,

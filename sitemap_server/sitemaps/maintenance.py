@@ -294,6 +294,9 @@ def _url_changes(
         previous = before.get(position)
         if previous is None:
             found[values[0]] = ADDED
+        elif previous[0] != values[0]:  # a new URL (slug, parent): the old one is gone
+            found[previous[0]] = REMOVED
+            found[values[0]] = ADDED
         elif previous != values:
             found[values[0]] = UPDATED
     return [UrlChange(ctx.site_url + path, change) for path, change in found.items()]
