@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import requests
-from sqlalchemy import Engine, MetaData, insert, select, text
+from sqlalchemy import Engine, MetaData, insert, inspect, select, text
 from sqlalchemy.orm import Session
 
 from . import main, migrations
@@ -131,17 +131,34 @@ def _migrated_rows(engine: Engine) -> dict[str, list[dict[str, Any]]]:
         }
 
 
+_reflected: dict[tuple[str, frozenset[str]], list[Any]] = {}
+
+
+def _tables(engine: Engine) -> list[Any]:
+    """The database's tables, parents first, reflected again only when the set changes
+    (reflecting costs 30 ms a time on PostgreSQL: a minute over the suite)."""
+    names = frozenset(inspect(engine).get_table_names())
+    key = (str(engine.url), names)
+    if key not in _reflected:
+        reflected = MetaData()
+        reflected.reflect(engine)
+        _reflected[key] = [t for t in reflected.sorted_tables if t.name != "alembic_version"]
+    return _reflected[key]
+
+
 def reset_database(engine: Engine, seed: dict[str, list[dict[str, Any]]]) -> None:
-    reflected = MetaData()
-    reflected.reflect(engine)
-    tables = [t for t in reflected.sorted_tables if t.name != "alembic_version"]
+    """Every table as ``seed`` has it, sequences from 1 again. DELETE rather than
+    TRUNCATE: on tables this small it is several times faster on PostgreSQL."""
+    tables = _tables(engine)
     with engine.begin() as conn:
+        for table in reversed(tables):
+            conn.execute(table.delete())
         if engine.dialect.name == "postgresql":
-            names = ", ".join(f'"{t.name}"' for t in tables)
-            conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-        else:
-            for table in reversed(tables):
-                conn.execute(table.delete())
+            sequences = conn.scalars(
+                text("SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema()")
+            )
+            for sequence in list(sequences):
+                conn.execute(text(f'ALTER SEQUENCE "{sequence}" RESTART'))
         for table in tables:
             if seed.get(table.name):
                 conn.execute(insert(table), seed[table.name])
