@@ -377,13 +377,18 @@ def pserve_production(port: int) -> list[str]:
 
 @contextmanager
 def serve_production(
-    database_url: str, site_url: str, log: Path, ready_path: str = "/robots.txt"
+    database_url: str,
+    site_url: str,
+    log: Path,
+    ready_path: str = "/robots.txt",
+    port: int | None = None,
 ) -> Iterator[str]:
     """A real ``pserve production.ini`` on ``database_url``: its base URL while it runs.
 
     Waits (bounded) until ``ready_path`` answers; always stops the process afterwards.
+    ``port``: where to listen (by default a free one), for a site URL that is the server.
     """
-    port = free_port()
+    port = port or free_port()
     env = server_environment(
         SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=site_url
     )

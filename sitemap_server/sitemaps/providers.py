@@ -47,6 +47,14 @@ class Provider:
     the exclusion hooks; providers are refreshed, and listed in the index, by ``order``
     then name; ``xsl`` is the stylesheet its documents point at; ``template`` renders a
     page of its entries (a Chameleon asset spec).
+
+    A template receives ``xsl``, ``namespaces`` (``tal:attributes`` of the root),
+    ``entries`` (``loc``, ``lastmod``, ``images``, ``extra``), ``provider``, ``html`` (the
+    URL of the same page for people: write ``<?html-view ${html}?>`` after the
+    ``xml-stylesheet`` instruction, so the XSL can link to it) and ``local`` (a W3C
+    date-time of ``extra`` in the site's time zone: ``${local(v['publication_date'])}``).
+    The XSL is applied by browsers and, for ``/sitemaps/{name}.html``, by the server with
+    the parameters ``view`` (``'html'``), ``xml-url`` and ``html-base``.
     """
 
     name: str

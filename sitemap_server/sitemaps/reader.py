@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pluggy
 from sqlalchemy import select
@@ -43,6 +44,8 @@ class SiteSnapshot:
     private: bool
     site_url: str
     providers: list[Provider]
+    # The site's time zone: dates in the sitemaps carry its offset.
+    zone: tzinfo = UTC
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
@@ -131,6 +134,7 @@ class Reader:
                 private=settings.private,
                 site_url=effective_site_url(settings, self.configured_url),
                 providers=maintenance.all_providers(session, self.plugins),
+                zone=site_zone(settings.timezone),
             )
         self.site = (site_version, snapshot)
         return snapshot
@@ -153,3 +157,11 @@ class Reader:
             )
             with repeatable.connect() as conn, conn.begin():
                 yield conn
+
+
+def site_zone(name: str | None) -> tzinfo:
+    """The site's time zone; UTC for a name this machine does not know."""
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC

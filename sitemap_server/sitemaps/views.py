@@ -14,7 +14,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from importlib.resources import files
 from threading import Lock
 from types import SimpleNamespace
@@ -32,7 +32,7 @@ from ..models import SitemapEntry, SitemapPage
 from ..plugins import PLUGIN_MANAGER
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
-from .xml import w3c, xml_text
+from .xml import local_w3c, w3c, xml_text
 
 X_ROBOTS_TAG = "noindex, follow"
 # Documents larger than this are cached gzipped only (a 50,000-URL page is 9 MB plain).
@@ -43,6 +43,8 @@ MAX_PAGES = 50_000
 NOT_FOUND_ECHO_CHARS = 200
 XML_CONTENT_TYPE = "text/xml"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+# The sitemaps as pages for people, rendered here from their XSL (html.py).
+HTML_ROOT = "/sitemaps/"
 TEMPLATES: dict[str, PageTemplateFile] = {}
 
 
@@ -210,6 +212,15 @@ def sitemap_url(site_url: str, name: str, page: int) -> str:
     return f"{site_url}/{name}-sitemap{'' if page == 1 else page}.xml"
 
 
+def html_url(site_url: str, document: str) -> str:
+    """Where people see ``document`` (``sitemap_index``, ``post-sitemap2``) as a page."""
+    return (
+        f"{site_url}{HTML_ROOT}"
+        if document == "sitemap_index"
+        else (f"{site_url}{HTML_ROOT}{document}.html")
+    )
+
+
 def index_view(request: Request) -> Response:
     site = request.read_state.site
     names = [] if site.private else [p.name for p in site.providers]
@@ -223,11 +234,13 @@ def index_view(request: Request) -> Response:
         sitemaps = [
             SimpleNamespace(
                 loc=xml_text(sitemap_url(state.site.site_url, row.provider, row.page)),
-                lastmod=w3c(row.lastmod),
+                lastmod=w3c(row.lastmod, state.site.zone),
             )
             for row in pages
         ]
-        return template("sitemap_server:templates/sitemapindex.pt")(xsl=MAIN_XSL, sitemaps=sitemaps)
+        return template("sitemap_server:templates/sitemapindex.pt")(
+            xsl=MAIN_XSL, sitemaps=sitemaps, html=html_url(state.site.site_url, "sitemap_index")
+        )
 
     return sitemap_response(request, ("index",), names, render)
 
@@ -238,9 +251,9 @@ class RenderedEntry:
 
     __slots__ = ("extra", "images", "lastmod", "loc")
 
-    def __init__(self, site_url: str, row: Any) -> None:
+    def __init__(self, site_url: str, row: Any, zone: tzinfo = UTC) -> None:
         self.loc = xml_text(site_url + row.path)
-        self.lastmod = w3c(row.lastmod)
+        self.lastmod = w3c(row.lastmod, zone)
         self.images = [xml_text(i) for i in row.images or ()]
         self.extra = row.extra
 
@@ -274,9 +287,18 @@ def page_view(request: Request) -> Response:
             rows = conn.execution_options(stream_results=True, yield_per=1000).execute(
                 page_entries(name, row)
             )
-            entries = (RenderedEntry(state.site.site_url, e) for e in rows)
+            site = state.site
+            entries = (RenderedEntry(site.site_url, e, site.zone) for e in rows)
+        document = f"{name}-sitemap{'' if page == 1 else page}"
         return template(provider.template)(
-            xsl=provider.xsl, namespaces=namespaces, entries=entries, provider=provider
+            xsl=provider.xsl,
+            namespaces=namespaces,
+            entries=entries,
+            provider=provider,
+            # The page for people (the XSL links to it), and dates of the provider's own
+            # fields in the site's time zone: local("2024-05-01T10:00:00+00:00").
+            html=html_url(state.site.site_url, document),
+            local=lambda value: local_w3c(value, state.site.zone),
         )
 
     return sitemap_response(request, (name, page), [name], render)
@@ -336,7 +358,8 @@ def robots_view(request: Request) -> Response:
 
 # The read path opens its own connections (see reader.py): no transaction manager.
 READ_PATH = re.compile(
-    r"^/(sitemap_index\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl)$"
+    r"^/(sitemap_index\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl"
+    r"|sitemaps/?|sitemaps/[a-z0-9_-]+\.html)$"
 )
 
 
@@ -374,6 +397,8 @@ def includeme(config: Configurator) -> None:
     xsl_files = {MAIN_XSL: "sitemap_server:static/main-sitemap.xsl"}
     for extra in settings[PLUGIN_MANAGER].hook.sitemap_xsl():
         xsl_files.update(extra)
+    config.registry["sitemap_server.xsl_files"] = xsl_files
+    config.include(".html")  # the same documents as pages for people, from their XSL
     for number, (path, asset) in enumerate(sorted(xsl_files.items())):
         config.add_route(f"sitemap.xsl.{number}", path)
         config.add_view(xsl_view(asset), route_name=f"sitemap.xsl.{number}", request_method="GET")

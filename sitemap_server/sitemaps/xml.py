@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 # Characters XML 1.0 does not allow (C0 controls but tab/LF/CR, surrogates, U+FFFE/F).
 _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -20,8 +20,22 @@ def xml_text(value: str) -> str:
     return _INVALID.sub("", value).translate(_ESCAPES)
 
 
-def w3c(value: datetime | None) -> str | None:
-    """``2019-10-21T12:37:01+00:00``: seconds precision, explicit offset."""
+def w3c(value: datetime | None, zone: tzinfo = UTC) -> str | None:
+    """``2019-10-21T12:37:01+02:00``: seconds precision, the offset of ``zone`` (the
+    site's time zone, as WordPress writes them)."""
     if value is None:
         return None
-    return value.astimezone(UTC).replace(microsecond=0).isoformat()
+    return value.astimezone(zone).replace(microsecond=0).isoformat()
+
+
+def local_w3c(value: str | None, zone: tzinfo) -> str | None:
+    """A W3C date-time (as plugins store them) in ``zone``; other text unchanged."""
+    if not value:
+        return value
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if parsed.tzinfo is None:
+        return value
+    return w3c(parsed, zone)

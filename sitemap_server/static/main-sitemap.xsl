@@ -1,66 +1,173 @@
 <?xml version="1.0" encoding="UTF-8"?>
-<!-- Renders sitemap indexes and urlsets as a readable page (S-308). -->
+<!--
+  Sitemap indexes and urlsets as a page for people (S-308).
+
+  Two ways in, one stylesheet: a browser applies it to the XML (the xml-stylesheet
+  instruction), and the server applies it with lxml for /sitemaps/ and
+  /sitemaps/{name}.html, passing view='html' so that links lead to those pages. Each view
+  links to the other: the XML names its page in an <?html-view URL?> instruction, the
+  server passes the XML's URL as xml-url.
+-->
 <xsl:stylesheet version="1.0"
     xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
     xmlns:sitemap="http://www.sitemaps.org/schemas/sitemap/0.9"
-    xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
-  <xsl:output method="html" version="1.0" encoding="UTF-8" indent="yes"/>
+    xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"
+    exclude-result-prefixes="sitemap image">
+  <xsl:output method="html" encoding="UTF-8" indent="yes" doctype-system="about:legacy-compat"/>
+
+  <!-- Set by the server's HTML view: 'html', the XML's URL, the pages' common URL. -->
+  <xsl:param name="view" select="'xml'"/>
+  <xsl:param name="xml-url" select="''"/>
+  <xsl:param name="html-base" select="''"/>
+
   <xsl:template match="/">
     <html lang="en">
       <head>
         <meta charset="utf-8"/>
         <meta name="robots" content="noindex, follow"/>
-        <title>XML Sitemap</title>
-        <style>
-          body { font: 15px/1.5 system-ui, sans-serif; color: #222; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; }
-          h1 { font-size: 1.6rem; margin-bottom: .25rem; }
-          p.intro { color: #555; margin-top: 0; }
-          table { border-collapse: collapse; width: 100%; }
-          th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
-          th { background: #f4f4f6; font-weight: 600; }
-          tr:hover td { background: #fafafe; }
-          td.number { text-align: right; width: 6rem; }
-          td.date { white-space: nowrap; width: 14rem; }
-          a { color: #1a4fb3; text-decoration: none; word-break: break-all; }
-          a:hover { text-decoration: underline; }
-        </style>
+        <meta name="viewport" content="width=device-width, initial-scale=1"/>
+        <title>
+          <xsl:choose>
+            <xsl:when test="sitemap:sitemapindex">XML Sitemap Index</xsl:when>
+            <xsl:otherwise>XML Sitemap</xsl:otherwise>
+          </xsl:choose>
+        </title>
+        <xsl:call-template name="style"/>
       </head>
       <body>
-        <h1>XML Sitemap</h1>
         <xsl:choose>
-          <xsl:when test="sitemap:sitemapindex">
-            <p class="intro">This index lists <xsl:value-of select="count(sitemap:sitemapindex/sitemap:sitemap)"/> sitemaps.
-              Search engines read it; this page is for people.</p>
-            <table>
-              <thead><tr><th>Sitemap</th><th>Last modified</th></tr></thead>
-              <tbody>
-                <xsl:for-each select="sitemap:sitemapindex/sitemap:sitemap">
-                  <tr>
-                    <td><a href="{sitemap:loc}"><xsl:value-of select="sitemap:loc"/></a></td>
-                    <td class="date"><xsl:value-of select="concat(substring(sitemap:lastmod, 1, 10), ' ', substring(sitemap:lastmod, 12, 5))"/></td>
-                  </tr>
-                </xsl:for-each>
-              </tbody>
-            </table>
-          </xsl:when>
-          <xsl:otherwise>
-            <p class="intro">This sitemap lists <xsl:value-of select="count(sitemap:urlset/sitemap:url)"/> URLs.
-              <a href="/sitemap_index.xml">Back to the index</a>.</p>
-            <table>
-              <thead><tr><th>URL</th><th>Images</th><th>Last modified</th></tr></thead>
-              <tbody>
-                <xsl:for-each select="sitemap:urlset/sitemap:url">
-                  <tr>
-                    <td><a href="{sitemap:loc}"><xsl:value-of select="sitemap:loc"/></a></td>
-                    <td class="number"><xsl:value-of select="count(image:image)"/></td>
-                    <td class="date"><xsl:value-of select="concat(substring(sitemap:lastmod, 1, 10), ' ', substring(sitemap:lastmod, 12, 5))"/></td>
-                  </tr>
-                </xsl:for-each>
-              </tbody>
-            </table>
-          </xsl:otherwise>
+          <xsl:when test="sitemap:sitemapindex"><xsl:apply-templates select="sitemap:sitemapindex"/></xsl:when>
+          <xsl:otherwise><xsl:apply-templates select="sitemap:urlset"/></xsl:otherwise>
         </xsl:choose>
       </body>
     </html>
+  </xsl:template>
+
+  <xsl:template match="sitemap:sitemapindex">
+    <h1>XML Sitemap Index</h1>
+    <xsl:call-template name="about"/>
+    <p class="count" id="count">This XML sitemap index contains
+      <strong><xsl:value-of select="count(sitemap:sitemap)"/></strong> sitemaps.</p>
+    <xsl:call-template name="other-view"/>
+    <div class="scroll">
+      <table id="sitemaps">
+        <thead><tr><th>Sitemap</th><th class="date">Last modified</th></tr></thead>
+        <tbody>
+          <xsl:for-each select="sitemap:sitemap">
+            <xsl:variable name="name">
+              <xsl:call-template name="document-name"><xsl:with-param name="url" select="sitemap:loc"/></xsl:call-template>
+            </xsl:variable>
+            <tr>
+              <td class="url">
+                <xsl:choose>
+                  <xsl:when test="$view = 'html'">
+                    <a href="{concat($html-base, $name, '.html')}"><xsl:value-of select="sitemap:loc"/></a>
+                  </xsl:when>
+                  <xsl:otherwise><a href="{sitemap:loc}"><xsl:value-of select="sitemap:loc"/></a></xsl:otherwise>
+                </xsl:choose>
+              </td>
+              <td class="date"><xsl:call-template name="date"><xsl:with-param name="value" select="sitemap:lastmod"/></xsl:call-template></td>
+            </tr>
+          </xsl:for-each>
+        </tbody>
+      </table>
+    </div>
+  </xsl:template>
+
+  <xsl:template match="sitemap:urlset">
+    <h1>XML Sitemap</h1>
+    <xsl:call-template name="about"/>
+    <p class="count" id="count">This XML sitemap contains
+      <strong><xsl:value-of select="count(sitemap:url)"/></strong> URLs.</p>
+    <xsl:call-template name="other-view"/>
+    <div class="scroll">
+      <table id="urls">
+        <thead><tr><th>URL</th><th class="number">Images</th><th class="date">Last modified</th></tr></thead>
+        <tbody>
+          <xsl:for-each select="sitemap:url">
+            <tr>
+              <td class="url"><a href="{sitemap:loc}"><xsl:value-of select="sitemap:loc"/></a></td>
+              <td class="number"><xsl:value-of select="count(image:image)"/></td>
+              <td class="date"><xsl:call-template name="date"><xsl:with-param name="value" select="sitemap:lastmod"/></xsl:call-template></td>
+            </tr>
+          </xsl:for-each>
+        </tbody>
+      </table>
+    </div>
+  </xsl:template>
+
+  <!-- What a sitemap is, for the site owner who opened it. -->
+  <xsl:template name="about">
+    <p class="intro">An XML sitemap lists the pages of this site that search engines may
+      index, with the date each last changed, so that they find new and updated pages
+      quickly. Search engines read the XML; this page shows the same list to people.</p>
+  </xsl:template>
+
+  <!-- The link to the other view of this document, and back to the index. -->
+  <xsl:template name="other-view">
+    <xsl:variable name="page" select="normalize-space(/processing-instruction('html-view'))"/>
+    <p class="views">
+      <xsl:choose>
+        <xsl:when test="$view = 'html'">
+          <a id="xml-view" href="{$xml-url}">View the XML</a>
+          <xsl:if test="sitemap:url"> · <a id="index" href="{$html-base}">All sitemaps</a></xsl:if>
+        </xsl:when>
+        <xsl:otherwise>
+          <xsl:if test="$page"><a id="html-view" href="{$page}">View as a web page</a></xsl:if>
+          <xsl:if test="sitemap:url"> · <a id="index" href="/sitemap_index.xml">All sitemaps</a></xsl:if>
+        </xsl:otherwise>
+      </xsl:choose>
+    </p>
+  </xsl:template>
+
+  <!-- "2024-05-01 14:30 (+02:00)" from a W3C date-time; its offset is the site's. -->
+  <xsl:template name="date">
+    <xsl:param name="value"/>
+    <xsl:if test="$value">
+      <time datetime="{$value}">
+        <xsl:value-of select="substring($value, 1, 10)"/>
+        <xsl:if test="string-length($value) &gt; 10">
+          <xsl:value-of select="concat(' ', substring($value, 12, 5))"/>
+          <span class="offset"><xsl:value-of select="concat(' (', substring($value, 20), ')')"/></span>
+        </xsl:if>
+      </time>
+    </xsl:if>
+  </xsl:template>
+
+  <!-- "post-sitemap2" from "https://example.com/post-sitemap2.xml". -->
+  <xsl:template name="document-name">
+    <xsl:param name="url"/>
+    <xsl:choose>
+      <xsl:when test="contains($url, '/')">
+        <xsl:call-template name="document-name"><xsl:with-param name="url" select="substring-after($url, '/')"/></xsl:call-template>
+      </xsl:when>
+      <xsl:otherwise><xsl:value-of select="substring-before($url, '.xml')"/></xsl:otherwise>
+    </xsl:choose>
+  </xsl:template>
+
+  <xsl:template name="style">
+    <style>
+      body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; }
+      h1 { font-size: 1.6rem; margin-bottom: .25rem; }
+      p.intro { color: #555; margin-top: 0; max-width: 48rem; }
+      p.count { margin-bottom: .25rem; }
+      p.views { margin-top: 0; }
+      .scroll { overflow-x: auto; }
+      table { border-collapse: collapse; width: 100%; }
+      th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
+      th { background: #f4f4f6; font-weight: 600; }
+      tr:hover td { background: #fafafe; }
+      .number { text-align: right; width: 5rem; }
+      .date { white-space: nowrap; width: 15rem; }
+      .offset { color: #777; }
+      td.url a { word-break: break-all; }
+      a { color: #1a4fb3; text-decoration: none; }
+      a:hover { text-decoration: underline; }
+      @media (max-width: 40rem) {
+        body { margin: 1rem auto; font-size: 14px; }
+        .date { width: auto; white-space: normal; }
+        .offset { display: block; }
+      }
+    </style>
   </xsl:template>
 </xsl:stylesheet>

@@ -396,7 +396,7 @@ def rendered_rows(app: TestApp, path: str) -> list[list[str]]:
     assert headings
     rows = []
     for tr in tables[0].xpath(".//tbody/tr"):
-        cells = ["".join(td.itertext()).strip() for td in tr.xpath("td")]
+        cells = [" ".join("".join(td.itertext()).split()) for td in tr.xpath("td")]
         assert len(cells) == len(headings)
         assert tr.xpath("td[1]/a/@href") == [cells[0]]
         rows.append(cells)
@@ -404,8 +404,8 @@ def rendered_rows(app: TestApp, path: str) -> list[list[str]]:
 
 
 def readable(lastmod: str) -> str:
-    """How the XSL shows a W3C datetime: date and minutes."""
-    return f"{lastmod[:10]} {lastmod[11:16]}"
+    """How the XSL shows a W3C datetime: date, minutes and the (site's) offset."""
+    return f"{lastmod[:10]} {lastmod[11:16]} ({lastmod[19:]})"
 
 
 def test_documents_point_at_the_served_xsl(books, testapp):

@@ -933,10 +933,10 @@ def test_the_video_xsl_renders_one_row_per_video(api, testapp):
             "duration": "",
         },
     ]
-    intro = "".join(html.xpath("//p[@class='intro']")[0].itertext())
-    assert " ".join(intro.split()).startswith("This sitemap lists 4 videos on 2 pages.")
-    published = "".join(rows[0].xpath("td[5]")[0].itertext()).strip()
-    assert published == "2024-03-01 12:30"
+    count = "".join(html.xpath("//p[@id='count']")[0].itertext())
+    assert " ".join(count.split()) == "This video sitemap contains 2 URLs with 4 videos."
+    published = " ".join("".join(rows[0].xpath("td[5]")[0].itertext()).split())
+    assert published == "2024-03-01 12:30 (+00:00)"
 
 
 def test_blank_title_and_description_fall_back_like_missing_ones(api, testapp):
@@ -961,5 +961,5 @@ def test_the_video_xsl_renders_an_empty_video_sitemap_as_an_empty_table(api, tes
 
     [table] = html.xpath("//table")
     assert table.xpath(".//tbody/tr") == []
-    intro = " ".join("".join(html.xpath("//p[@class='intro']")[0].itertext()).split())
-    assert intro.startswith("This sitemap lists 0 videos on 0 pages.")
+    count = " ".join("".join(html.xpath("//p[@id='count']")[0].itertext()).split())
+    assert count == "This video sitemap contains 0 URLs with 0 videos."

@@ -1,0 +1,111 @@
+"""The sitemaps as pages for people, made here from the same XSL a browser would apply.
+
+Browsers are dropping XSLT (Chromium shows a deprecation banner, then turns it off), so
+``/sitemaps/`` and ``/sitemaps/{name}.html`` apply each document's own stylesheet on the
+server, with lxml, to the very XML a crawler gets (an internal subrequest): one source of
+truth for both views. The stylesheet gets ``view = 'html'`` and then links to these pages;
+the XML links here through its ``<?html-view URL?>`` instruction. The ``.xml`` URLs
+always answer XML, whatever a client's ``Accept`` header says.
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib.resources import files
+from typing import Any
+from urllib.parse import urlsplit
+
+from lxml import etree
+from pyramid.config import Configurator
+from pyramid.httpexceptions import HTTPMovedPermanently
+from pyramid.request import Request
+from pyramid.response import Response
+
+from .views import HTML_ROOT, X_ROBOTS_TAG, html_url, not_found
+
+XSL_FILES = "sitemap_server.xsl_files"  # path of each stylesheet -> its asset
+INDEX = "sitemap_index"
+
+
+class Stylesheets:
+    """Each XSL compiled once per thread (an lxml XSLT object is not shared across them)."""
+
+    def __init__(self, assets: dict[str, str]) -> None:
+        self.sources = {path: _read(asset) for path, asset in assets.items()}
+        self.local = threading.local()
+
+    def get(self, path: str) -> etree.XSLT | None:
+        compiled: dict[str, etree.XSLT] = self.local.__dict__.setdefault("compiled", {})
+        if path not in compiled:
+            source = self.sources.get(path)
+            if source is None:
+                return None
+            compiled[path] = etree.XSLT(etree.fromstring(source, PARSER))
+        return compiled[path]
+
+
+def _read(asset: str) -> bytes:
+    package, _, path = asset.partition(":")
+    return files(package).joinpath(path).read_bytes()
+
+
+PARSER = etree.XMLParser(no_network=True, resolve_entities=False, huge_tree=True)
+STYLESHEETS = "sitemap_server.html_stylesheets"
+
+
+def html_view(request: Request) -> Response:
+    document = request.matchdict.get("document") or INDEX
+    site_url = request.read_state.site.site_url
+    if document == INDEX and request.path_info != HTML_ROOT:
+        return HTTPMovedPermanently(location=html_url(site_url, INDEX))
+    xml_path = f"/{document}.xml"
+    subrequest = Request.blank(xml_path, base_url=request.application_url)
+    xml = request.invoke_subrequest(subrequest, use_tweens=False)
+    if xml.status_int in (301, 302):  # post-sitemap1.xml: the same move, as pages
+        name = urlsplit(xml.location).path.rsplit("/", 1)[-1].removesuffix(".xml")
+        return HTTPMovedPermanently(location=html_url(site_url, name))
+    if xml.status_int != 200:
+        return not_found(request, request.path)
+    tree = etree.fromstring(xml.body, PARSER).getroottree()
+    stylesheet = _stylesheet_of(request, tree)
+    if stylesheet is None:
+        return not_found(request, request.path)
+    page = stylesheet(
+        tree,
+        view=etree.XSLT.strparam("html"),
+        **{
+            "xml-url": etree.XSLT.strparam(site_url + xml_path),
+            "html-base": etree.XSLT.strparam(site_url + HTML_ROOT),
+        },
+    )
+    response = Response(body=bytes(page), content_type="text/html", charset="UTF-8")
+    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+    if xml.etag:
+        response.etag = f"{xml.etag}-html"
+        response.last_modified = xml.last_modified
+        response.conditional_response = True
+    return response
+
+
+def _stylesheet_of(request: Request, tree: Any) -> etree.XSLT | None:
+    """The stylesheet the document names in its ``xml-stylesheet`` instruction."""
+    node = tree.getroot().getprevious()
+    while node is not None:
+        if isinstance(node, etree._XSLTProcessingInstruction):
+            href = node.get("href") or ""
+            stylesheets: Stylesheets = request.registry[STYLESHEETS]
+            return stylesheets.get(urlsplit(href).path)
+        node = node.getprevious()
+    return None
+
+
+def includeme(config: Configurator) -> None:
+    config.registry[STYLESHEETS] = Stylesheets(config.registry[XSL_FILES])
+    config.add_route("sitemap.html.root", HTML_ROOT.rstrip("/"))
+    config.add_route("sitemap.html.index", HTML_ROOT)
+    config.add_route(
+        "sitemap.html.page", HTML_ROOT + "{document:sitemap_index|[a-z0-9_]+-sitemap[0-9]*}.html"
+    )
+    for route in ("sitemap.html.root", "sitemap.html.index", "sitemap.html.page"):
+        config.add_view(html_view, route_name=route, request_method=("GET", "HEAD"))

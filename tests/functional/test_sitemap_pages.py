@@ -1,0 +1,161 @@
+"""The sitemaps for people (S-308): the XSL a browser applies, and the same XSL applied
+on the server for ``/sitemaps/`` and ``/sitemaps/{name}.html``. Crawlers always get XML.
+
+The pages are parsed as HTML and checked for what a person sees: the counts, the table
+rows, the links between the two views. (tests/e2e opens them in a real browser.)
+"""
+
+import pytest
+from lxml import etree, html
+
+from sitemap_server.testing import SITE_URL, parse_sitemap
+
+JAN = "2024-01-10T12:00:00+00:00"
+NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+
+
+@pytest.fixture
+def site(api):
+    for n in range(3):
+        api.post_json(
+            "/api/posts",
+            {
+                "type": "post",
+                "status": "publish",
+                "title": f"Post {n}",
+                "slug": f"post-{n}",
+                "published_at": JAN,
+                "content": f'<p><img src="/uploads/{n}.jpg"></p>' if n == 0 else "",
+            },
+            status=201,
+        )
+    api.post_json(
+        "/api/posts",
+        {"type": "page", "status": "publish", "title": "About", "slug": "about"},
+        status=201,
+    )
+    return api
+
+
+def page(app, path, status=200):
+    response = app.get(path, status=status)
+    if status == 200:
+        assert response.content_type == "text/html"
+        assert response.headers["X-Robots-Tag"] == "noindex, follow"
+        return html.fromstring(response.body)
+    return response
+
+
+def texts(doc, xpath):
+    return [" ".join(e.text_content().split()) for e in doc.xpath(xpath)]
+
+
+def test_the_index_page_lists_every_sitemap_with_links_to_their_pages(site, testapp):
+    index = parse_sitemap(testapp.get("/sitemap_index.xml").body)
+    locs = [loc.text for loc in index.iterfind("s:sitemap/s:loc", NS)]
+    doc = page(testapp, "/sitemaps/")
+    assert texts(doc, "//*[@id='count']") == [
+        f"This XML sitemap index contains {len(locs)} sitemaps."
+    ]
+    rows = doc.xpath("//table[@id='sitemaps']/tbody/tr")
+    assert [row.xpath("string(td[1]/a)") for row in rows] == locs
+    assert [row.xpath("string(td[1]/a/@href)") for row in rows] == [
+        loc.replace(f"{SITE_URL}/", f"{SITE_URL}/sitemaps/").replace(".xml", ".html")
+        for loc in locs
+    ]
+    assert doc.xpath("string(//a[@id='xml-view']/@href)") == f"{SITE_URL}/sitemap_index.xml"
+
+
+def test_a_sitemap_page_lists_its_urls_images_and_dates(site, testapp):
+    urlset = parse_sitemap(testapp.get("/post-sitemap.xml").body)
+    locs = [loc.text for loc in urlset.iterfind("s:url/s:loc", NS)]
+    doc = page(testapp, "/sitemaps/post-sitemap.html")
+    assert texts(doc, "//*[@id='count']") == [f"This XML sitemap contains {len(locs)} URLs."]
+    rows = doc.xpath("//table[@id='urls']/tbody/tr")
+    assert [row.xpath("string(td[1]/a/@href)") for row in rows] == locs
+    images = dict(zip(locs, (row.xpath("string(td[2])").strip() for row in rows), strict=True))
+    assert images[f"{SITE_URL}/2024/01/post-0/"] == "1"
+    assert images[f"{SITE_URL}/2024/01/post-1/"] == "0"
+    assert "2024-01-10 12:00 (+00:00)" in texts(doc, "//td[@class='date']")
+    assert doc.xpath("string(//a[@id='xml-view']/@href)") == f"{SITE_URL}/post-sitemap.xml"
+    assert doc.xpath("string(//a[@id='index']/@href)") == f"{SITE_URL}/sitemaps/"
+
+
+def test_the_xml_names_its_page_and_its_stylesheet(site, testapp):
+    for path, html_path in (
+        ("/sitemap_index.xml", "/sitemaps/"),
+        ("/post-sitemap.xml", "/sitemaps/post-sitemap.html"),
+    ):
+        root = parse_sitemap(testapp.get(path).body)
+        instructions = {node.target: node.text for node in root.itersiblings(preceding=True)}
+        assert instructions["html-view"] == SITE_URL + html_path
+        assert 'href="/main-sitemap.xsl"' in instructions["xml-stylesheet"]
+
+
+def test_the_stylesheet_in_a_browser_links_to_the_page(site, testapp):
+    """What a browser shows: the XSL applied to the XML as served (view='xml')."""
+    xsl = etree.XSLT(etree.fromstring(testapp.get("/main-sitemap.xsl").body))
+    xml = etree.fromstring(testapp.get("/post-sitemap.xml").body).getroottree()
+    doc = html.fromstring(bytes(xsl(xml)))
+    assert (
+        doc.xpath("string(//a[@id='html-view']/@href)") == f"{SITE_URL}/sitemaps/post-sitemap.html"
+    )
+    locs = [loc.text for loc in xml.getroot().iterfind("s:url/s:loc", NS)]
+    rows = doc.xpath("//table[@id='urls']/tbody/tr")
+    assert [row.xpath("string(td[1]/a/@href)") for row in rows] == locs
+    assert doc.xpath("string(//a[@id='index']/@href)") == "/sitemap_index.xml"
+
+
+def test_dates_are_in_the_sites_time_zone(site, api, testapp):
+    api.patch_json("/api/settings", {"timezone": "Europe/Paris"}, status=200)
+    urlset = parse_sitemap(testapp.get("/post-sitemap.xml").body)
+    assert {e.text for e in urlset.iterfind("s:url/s:lastmod", NS)} == {"2024-01-10T13:00:00+01:00"}
+    doc = page(testapp, "/sitemaps/post-sitemap.html")
+    assert "2024-01-10 13:00 (+01:00)" in texts(doc, "//td[@class='date']")
+
+
+@pytest.mark.parametrize(
+    ("path", "location"),
+    [
+        ("/sitemaps", "/sitemaps/"),
+        ("/sitemaps/sitemap_index.html", "/sitemaps/"),
+        ("/sitemaps/post-sitemap1.html", "/sitemaps/post-sitemap.html"),
+    ],
+)
+def test_other_spellings_redirect(site, testapp, path, location):
+    response = testapp.get(path, status=301)
+    assert response.location == SITE_URL + location
+
+
+@pytest.mark.parametrize(
+    "path", ["/sitemaps/nothing-sitemap.html", "/sitemaps/post-sitemap9.html", "/sitemaps/x.html"]
+)
+def test_pages_of_sitemaps_that_do_not_exist_are_404(site, testapp, path):
+    assert testapp.get(path, status=404).headers["X-Robots-Tag"] == "noindex, follow"
+
+
+def test_a_private_site_shows_no_sitemap(site, api, testapp):
+    api.patch_json("/api/settings", {"private": True}, status=200)
+    doc = page(testapp, "/sitemaps/")
+    assert doc.xpath("//table[@id='sitemaps']/tbody/tr") == []
+
+
+@pytest.mark.parametrize(
+    "accept",
+    [None, "*/*", "application/xml", "text/html,application/xml;q=0.9", "text/html"],
+)
+@pytest.mark.parametrize("path", ["/sitemap_index.xml", "/post-sitemap.xml"])
+def test_crawlers_always_get_xml(site, testapp, path, accept):
+    headers = {"Accept": accept} if accept else {}
+    response = testapp.get(path, headers=headers, status=200)
+    assert response.content_type == "text/xml"
+    parse_sitemap(response.body)
+
+
+def test_the_page_revalidates_like_the_xml(site, testapp):
+    first = testapp.get("/sitemaps/post-sitemap.html")
+    assert first.etag
+    again = testapp.get(
+        "/sitemaps/post-sitemap.html", headers={"If-None-Match": f'"{first.etag}"'}, status=304
+    )
+    assert again.body == b""
