@@ -30,12 +30,15 @@ lint: install
 
 # The core's tests run once with no plugin loaded (SQLite) and once with every installed
 # plugin (PostgreSQL): the core must work alone and beside them (S-501).
+# The browser tests (tests/e2e: headless Debian Chromium against a real server, which loads
+# every installed plugin) run once, with the plugins' tests.
 test-sqlite: install
-	SITEMAP_SERVER_TEST_PLUGINS=none $(BIN)/pytest tests
-	$(if $(PLUGIN_TESTS),$(BIN)/pytest $(PLUGIN_TESTS))
+	SITEMAP_SERVER_TEST_PLUGINS=none $(BIN)/pytest tests --ignore=tests/e2e
+	scripts/ensure-chromium
+	$(BIN)/pytest $(PLUGIN_TESTS) tests/e2e
 
 test-postgres: install
-	scripts/with-postgres $(BIN)/pytest tests $(PLUGIN_TESTS)
+	scripts/with-postgres $(BIN)/pytest tests --ignore=tests/e2e $(PLUGIN_TESTS)
 
 test: lint test-sqlite test-postgres
 

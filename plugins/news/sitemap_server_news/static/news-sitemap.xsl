@@ -36,7 +36,7 @@
     <xsl:call-template name="about"/>
     <p class="count" id="count">This news sitemap contains
       <strong><xsl:value-of select="count(sitemap:url)"/></strong> URLs: the articles
-      published in the last 48 hours, newest first.</p>
+      published or changed in the last 48 hours, most recently changed first.</p>
     <xsl:call-template name="other-view"/>
     <div class="scroll">
       <table id="urls">

@@ -1,0 +1,415 @@
+"""The sitemaps in a real browser (S-308): both views of the demo site, end to end.
+
+One ``pserve production.ini`` (every installed plugin loaded) serves a SQLite database that
+``sitemap-server migrate`` and ``seed-demo`` prepared, on a port chosen first so that the
+site URL *is* the server and every link in the pages can be followed. One headless Debian
+Chromium, driven by Playwright, opens the documents:
+
+- the XSL view: the ``.xml`` URL, which the browser transforms with the stylesheet the XML
+  names (Chromium still does, under a deprecation banner);
+- the HTML view: ``/sitemaps/`` and ``/sitemaps/{name}.html``, the same XSL applied on the
+  server.
+
+For the index, the post sitemap's first page and the plugins' video and news sitemaps,
+in both views, the live DOM shows the count sentence with the number of ``<sitemap>``,
+``<url>`` and ``video:video`` elements counted here in the XML with lxml; the table has a
+row per entry with the right link (the ``<loc>``, or in the HTML view of the index the
+sitemap's page); each view links to the other, and clicking those links (and an index row,
+and "All sitemaps") lands on the right page with its own count; a full-page screenshot of
+each is saved. Crawlers asking for the ``.xml`` URLs with any ``Accept`` header (a
+browser's included) still get the very same XML.
+
+The browser resolves no host but 127.0.0.1 and the seeding reaches no oEmbed endpoint
+(its proxy refuses), so the test never touches the network.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+from lxml import etree
+from playwright.sync_api import BrowserContext, Page, sync_playwright
+
+from sitemap_server.testing import (
+    PROJECT_ROOT,
+    SITEMAP_NS,
+    free_port,
+    serve_production,
+    server_environment,
+    xml_parser,
+)
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    # Only the server under test: demo thumbnails on i.ytimg.com fail at once, offline.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+# What Chromium sends for a page: text/html first, yet a sitemap URL must stay XML.
+BROWSER_ACCEPT = (
+    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,"
+    "image/apng,*/*;q=0.8"
+)
+SITEMAP_CLI = Path(sys.executable).parent / "sitemap-server"
+# seed-demo embeds YouTube and Vimeo videos; the video plugin then asks their oEmbed
+# endpoints (production.ini names them). A proxy that refuses makes that fail at once.
+REFUSING_PROXY = "http://127.0.0.1:9"
+NO_NETWORK = {
+    **{name: REFUSING_PROXY for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")},
+    **{name: "" for name in ("NO_PROXY", "no_proxy")},
+}
+TIMEOUT_MS = 10_000
+NS = {
+    "s": SITEMAP_NS,
+    "video": "http://www.google.com/schemas/sitemap-video/1.1",
+}
+
+INDEX = "sitemap_index"
+# The documents checked (parametrize id -> name): the index, the post sitemap's first
+# page, and the two plugins' sitemaps (installed in this environment, so listed).
+DOCUMENTS = {
+    "index": INDEX,
+    "post": "post-sitemap",
+    "video": "video-sitemap",
+    "news": "news-sitemap",
+}
+URLSETS = {key: name for key, name in DOCUMENTS.items() if name != INDEX}
+XSL_VIEW, HTML_VIEW = "xsl-view", "html-view"
+VIEWS = [XSL_VIEW, HTML_VIEW]
+ACCEPTS = {
+    "any": "*/*",
+    "xml": "application/xml",
+    "html-first": "text/html,application/xml;q=0.9",
+    "chromium": BROWSER_ACCEPT,
+}
+
+
+def xml_path(name: str) -> str:
+    return f"/{name}.xml"
+
+
+def html_path(name: str) -> str:
+    return "/sitemaps/" if name == INDEX else f"/sitemaps/{name}.html"
+
+
+def name_of(url: str) -> str:
+    """``post-sitemap2`` from ``http://…/post-sitemap2.xml``."""
+    return urlsplit(url).path.rsplit("/", 1)[-1].removesuffix(".xml")
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a document's two views must show, from its XML as a crawler gets it."""
+
+    body: bytes
+    root: str  # "sitemapindex" or "urlset"
+    count: str  # the count sentence; ending in ":", how it begins
+    links: list[str]  # each table row's link in the XSL view, in order
+    html_links: list[str]  # and in the HTML view
+    html_view: str | None  # the page the XML names in <?html-view?>
+
+
+def expectation(site: str, name: str) -> Expected:
+    response = requests.get(site + xml_path(name), timeout=10)
+    assert response.status_code == 200, f"{name}: {response.status_code}"
+    root = etree.fromstring(response.content, xml_parser())
+    kind = etree.QName(root).localname
+    instructions = {
+        node.target: node.text
+        for node in root.itersiblings(preceding=True)
+        if isinstance(node, etree._ProcessingInstruction)
+    }
+    if kind == "sitemapindex":
+        locs = root.xpath("s:sitemap/s:loc/text()", namespaces=NS)
+        count = f"This XML sitemap index contains {len(locs)} sitemaps."
+        links = locs
+        html_links = [site + html_path(name_of(loc)) for loc in locs]
+    else:
+        urls = len(root.xpath("s:url", namespaces=NS))
+        if name.startswith("video-sitemap"):  # one row per video, linking to its page
+            links = [
+                video.xpath("string(../s:loc)", namespaces=NS)
+                for video in root.xpath("s:url/video:video", namespaces=NS)
+            ]
+            count = f"This video sitemap contains {urls} URLs with {len(links)} videos."
+        else:
+            links = root.xpath("s:url/s:loc/text()", namespaces=NS)
+            count = (
+                f"This news sitemap contains {urls} URLs:"  # then what they are (see below)
+                if name.startswith("news-sitemap")
+                else f"This XML sitemap contains {urls} URLs."
+            )
+        html_links = links
+    return Expected(
+        response.content, kind, count, list(links), list(html_links), instructions.get("html-view")
+    )
+
+
+def run_cli(env: dict[str, str], *args: str) -> None:
+    finished = subprocess.run(
+        [str(SITEMAP_CLI), "--config", "production.ini", *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert finished.returncode == 0, f"sitemap-server {' '.join(args)}:\n{finished.stderr}"
+
+
+# Fixtures: one server, one browser for the module -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The demo site, served by ``pserve production.ini``: its URL, which is the server's."""
+    tmp = tmp_path_factory.mktemp("e2e-site")
+    port = free_port()
+    site_url = f"http://127.0.0.1:{port}"
+    database_url = f"sqlite:///{tmp / 'site.sqlite'}"
+    env = server_environment(
+        SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=site_url, **NO_NETWORK
+    )
+    run_cli(env, "migrate")
+    run_cli(env, "seed-demo")
+    with serve_production(database_url, site_url, tmp / "pserve.log", port=port) as base:
+        assert base == site_url
+        yield base
+
+
+@pytest.fixture(scope="module")
+def expected(site: str) -> Callable[[str], Expected]:
+    """Each document's expectations, fetched and counted once."""
+    known: dict[str, Expected] = {}
+
+    def get(name: str) -> Expected:
+        if name not in known:
+            known[name] = expectation(site, name)
+        return known[name]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/ensure-chromium")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            user_data_dir=tmp_path_factory.mktemp("chromium-profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+        )
+        try:
+            context.set_default_timeout(TIMEOUT_MS)
+            context.set_default_navigation_timeout(TIMEOUT_MS)
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture(scope="module")
+def opened(browser: BrowserContext, site: str) -> Callable[[str, str], Page]:
+    """A document open in a view, in its own tab, loaded once for the read-only tests."""
+    pages: dict[tuple[str, str], Page] = {}
+
+    def get(name: str, view: str) -> Page:
+        if (name, view) not in pages:
+            pages[name, view] = open_view(browser.new_page(), site, name, view)
+        return pages[name, view]
+
+    return get
+
+
+@pytest.fixture
+def page(browser: BrowserContext) -> Iterator[Page]:
+    """A fresh tab, for tests that navigate."""
+    tab = browser.new_page()
+    yield tab
+    tab.close()
+
+
+def url_of(site: str, name: str, view: str) -> str:
+    return site + (xml_path(name) if view == XSL_VIEW else html_path(name))
+
+
+def open_view(page: Page, site: str, name: str, view: str) -> Page:
+    response = page.goto(url_of(site, name, view))
+    assert response is not None
+    assert response.status == 200
+    # The XSL view is the XML itself, transformed by the browser; the HTML view is HTML.
+    # (``headers``: as the browser has them, also after a 304 revalidated its copy.)
+    content_type = response.headers.get("content-type", "")
+    assert content_type.split(";")[0] == ("text/xml" if view == XSL_VIEW else "text/html")
+    return page
+
+
+# What the browser shows ---------------------------------------------------------------------
+
+
+def count_sentence(page: Page) -> str:
+    return " ".join(page.locator("#count").inner_text().split())
+
+
+def assert_shows_count(page: Page, want: Expected) -> None:
+    sentence = count_sentence(page)
+    if want.count.endswith(":"):  # the news page goes on to say what the URLs are
+        assert sentence.startswith(want.count), sentence
+    else:
+        assert sentence == want.count
+
+
+def table_of(name: str) -> str:
+    return "table#sitemaps" if name == INDEX else "table#urls"
+
+
+def row_links(page: Page, name: str) -> list[list[str | None]]:
+    """Each table row's links (their href attributes), as rendered."""
+    return page.locator(f"{table_of(name)} tbody tr").evaluate_all(
+        "rows => rows.map(row => Array.from(row.querySelectorAll('a'),"
+        " a => a.getAttribute('href')))"
+    )
+
+
+def test_the_index_lists_the_core_and_plugin_sitemaps(site, expected):
+    listed = expected(INDEX).links
+    for name in DOCUMENTS.values():
+        if name != INDEX:
+            assert site + xml_path(name) in listed
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_the_count_sentence_counts_the_xml(opened, expected, name, view):
+    assert_shows_count(opened(name, view), expected(name))
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_the_table_has_a_row_per_entry_with_its_link(opened, expected, name, view):
+    page = opened(name, view)
+    want = expected(name).links if view == XSL_VIEW else expected(name).html_links
+    assert want, "the demo site has entries in every document checked"
+    assert page.locator(f"{table_of(name)} tbody tr").count() == len(want)
+    assert row_links(page, name) == [[link] for link in want]
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_the_views_link_to_each_other(opened, expected, site, name, view):
+    page = opened(name, view)
+    if view == XSL_VIEW:
+        # The page the XML names for people, which is the HTML view; no link to itself.
+        assert expected(name).html_view == site + html_path(name)
+        assert page.locator("#html-view").get_attribute("href") == site + html_path(name)
+        assert page.locator("#xml-view").count() == 0
+    else:
+        assert page.locator("#xml-view").get_attribute("href") == site + xml_path(name)
+        assert page.locator("#html-view").count() == 0
+    if name != INDEX:  # "All sitemaps", in the same view
+        index = page.locator("#index").evaluate("a => a.href")
+        assert index == url_of(site, INDEX, view)
+
+
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_clicking_from_one_view_to_the_other_and_back(page, expected, site, name):
+    open_view(page, site, name, XSL_VIEW)
+    page.locator("#html-view").click()
+    page.wait_for_url(site + html_path(name))
+    assert_shows_count(page, expected(name))
+
+    page.locator("#xml-view").click()
+    page.wait_for_url(site + xml_path(name))
+    assert_shows_count(page, expected(name))
+    assert page.locator("#html-view").count() == 1  # transformed again, not raw XML
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_clicking_an_index_row_opens_that_sitemap(page, expected, site, view):
+    open_view(page, site, INDEX, view)
+    first = page.locator("table#sitemaps tbody tr a").first
+    target = first.get_attribute("href")
+    sitemap = name_of(expected(INDEX).links[0])
+    assert target == url_of(site, sitemap, view)
+    first.click()
+    page.wait_for_url(target)
+    assert_shows_count(page, expected(sitemap))
+    assert page.locator("table#urls tbody tr").count() == len(expected(sitemap).links)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("name", URLSETS.values(), ids=URLSETS.keys())
+def test_clicking_all_sitemaps_returns_to_the_index(page, expected, site, name, view):
+    open_view(page, site, name, view)
+    page.locator("#index").click()
+    page.wait_for_url(url_of(site, INDEX, view))
+    assert_shows_count(page, expected(INDEX))
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_the_news_page_tells_the_order_its_rows_are_in(opened, site, view):
+    """The sentence says "most recently changed first", and so are the rows: their XML
+    ``lastmod``s (the later of published and modified) never grow down the table."""
+    page = opened("news-sitemap", view)
+    assert "published or changed in the last 48 hours, most recently changed first" in (
+        count_sentence(page)
+    )
+    links = page.locator("table#urls tbody td.title a").evaluate_all(
+        "links => links.map(a => a.href)"
+    )
+    xml = etree.fromstring(requests.get(f"{site}/news-sitemap.xml", timeout=10).content)
+    lastmod = {
+        url.findtext("s:loc", namespaces=NS): url.findtext("s:lastmod", namespaces=NS)
+        for url in xml.iterfind("s:url", NS)
+    }
+    changed = [datetime.fromisoformat(lastmod[link]) for link in links]
+    assert changed and changed == sorted(changed, reverse=True)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_a_full_page_screenshot(opened, screenshots, name, view):
+    path = screenshots / f"{name}-{view}.png"
+    page = opened(name, view)
+    page.bring_to_front()
+    page.screenshot(path=path, full_page=True)
+    assert path.is_file()
+    assert path.stat().st_size > 0
+    assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+# What a crawler gets ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("accept", ACCEPTS.values(), ids=ACCEPTS.keys())
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_crawlers_get_the_xml_whatever_they_accept(site, expected, name, accept):
+    response = requests.get(site + xml_path(name), headers={"Accept": accept}, timeout=10)
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].split(";")[0] == "text/xml"
+    root = etree.fromstring(response.content, xml_parser())
+    want = "sitemapindex" if name == INDEX else "urlset"
+    assert etree.QName(root).namespace == SITEMAP_NS
+    assert etree.QName(root).localname == expected(name).root == want
+    assert response.content == expected(name).body
