@@ -368,6 +368,34 @@ def test_clicking_all_sitemaps_returns_to_the_index(page, expected, site, name, 
 
 
 @pytest.mark.parametrize("view", VIEWS)
+def test_every_sitemap_of_the_demo_site_shows_its_count_and_links(page, site, expected, view):
+    """Not only the four above: every sitemap the index lists (pages, authors, each
+    taxonomy…), in this view, with the count and the row links of its XML."""
+    names = [name_of(loc) for loc in expected(INDEX).links]
+    assert len(names) >= 8
+    for name in names:
+        want = expected(name)
+        open_view(page, site, name, view)
+        assert_shows_count(page, want)
+        links = want.links if view == XSL_VIEW else want.html_links
+        assert row_links(page, name) == [[link] for link in links], name
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_readable_on_a_phone(page, site, name, view):
+    """At a phone's width the page does not scroll sideways: long URLs wrap, and only a
+    wide table (the video one) scrolls inside its own box."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_view(page, site, name, view)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    assert page.evaluate(
+        "document.querySelector('meta[name=viewport]').getAttribute('content')"
+    ).startswith("width=device-width")
+
+
+@pytest.mark.parametrize("view", VIEWS)
 def test_the_news_page_tells_the_order_its_rows_are_in(opened, site, view):
     """The sentence says "most recently changed first", and so are the rows: their XML
     ``lastmod``s (the later of published and modified) never grow down the table."""
