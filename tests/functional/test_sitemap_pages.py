@@ -103,7 +103,22 @@ def test_the_stylesheet_in_a_browser_links_to_the_page(site, testapp):
     locs = [loc.text for loc in xml.getroot().iterfind("s:url/s:loc", NS)]
     rows = doc.xpath("//table[@id='urls']/tbody/tr")
     assert [row.xpath("string(td[1]/a/@href)") for row in rows] == locs
-    assert doc.xpath("string(//a[@id='index']/@href)") == "/sitemap_index.xml"
+    assert doc.xpath("string(//a[@id='index']/@href)") == f"{SITE_URL}/sitemap_index.xml"
+
+
+def test_links_follow_a_site_url_with_a_path(site, api, testapp):
+    blog = "https://www.example.test/blog"
+    api.patch_json("/api/settings", {"site_url": blog}, status=200)
+    xsl = etree.XSLT(etree.fromstring(testapp.get("/main-sitemap.xsl").body))
+    xml = etree.fromstring(testapp.get("/post-sitemap.xml").body).getroottree()
+    in_browser = html.fromstring(bytes(xsl(xml)))
+    assert in_browser.xpath("string(//a[@id='index']/@href)") == f"{blog}/sitemap_index.xml"
+    assert in_browser.xpath("string(//a[@id='html-view']/@href)") == (
+        f"{blog}/sitemaps/post-sitemap.html"
+    )
+    served = page(testapp, "/sitemaps/post-sitemap.html")
+    assert served.xpath("string(//a[@id='index']/@href)") == f"{blog}/sitemaps/"
+    assert served.xpath("string(//a[@id='xml-view']/@href)") == f"{blog}/post-sitemap.xml"
 
 
 def test_dates_are_in_the_sites_time_zone(site, api, testapp):

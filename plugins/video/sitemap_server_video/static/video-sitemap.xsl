@@ -78,7 +78,11 @@
         </xsl:when>
         <xsl:otherwise>
           <xsl:if test="$page"><a id="html-view" href="{$page}">View as a web page</a></xsl:if>
-          <xsl:if test="sitemap:url"> · <a id="index" href="/sitemap_index.xml">All sitemaps</a></xsl:if>
+          <!-- The site's URL is what comes before /sitemaps/ in the page's URL. -->
+          <xsl:variable name="site">
+            <xsl:if test="contains($page, '/sitemaps/')"><xsl:value-of select="substring-before($page, '/sitemaps/')"/></xsl:if>
+          </xsl:variable>
+          <xsl:if test="sitemap:url"> · <a id="index" href="{$site}/sitemap_index.xml">All sitemaps</a></xsl:if>
         </xsl:otherwise>
       </xsl:choose>
     </p>
