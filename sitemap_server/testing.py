@@ -352,6 +352,44 @@ def parse_sitemap(body: bytes) -> Any:
     return root
 
 
+X_ROBOTS_TAG = "noindex, follow"
+NOT_FOUND_MAX_BYTES = 1024
+
+
+def fetch_sitemap(app: Any, path: str) -> Any:
+    """The parsed sitemap at ``path`` (200, XML, the robots header; see ``parse_sitemap``)."""
+    response = app.get(path, status=200)
+    assert response.headers["Content-Type"] == "text/xml; charset=UTF-8"
+    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
+    return parse_sitemap(response.body)
+
+
+def index_locs(app: Any) -> list[str]:
+    """The sitemaps the index lists, in order."""
+    root = fetch_sitemap(app, "/sitemap_index.xml")
+    assert root.tag == f"{{{SITEMAP_NS}}}sitemapindex"
+    return [loc.text for loc in root.iterfind("s:sitemap/s:loc", {"s": SITEMAP_NS})]
+
+
+def url_locs(app: Any, path: str) -> list[str]:
+    """The ``<loc>`` of each ``<url>`` of the sitemap at ``path``, in order."""
+    root = fetch_sitemap(app, path)
+    return [loc.text for loc in root.iterfind("s:url/s:loc", {"s": SITEMAP_NS})]
+
+
+def assert_not_found(app: Any, path: str) -> None:
+    """S-305: 404, the robots header, a small body (well-formed if XML), no stack trace."""
+    from lxml import etree
+
+    response = app.get(path, status=404)
+    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
+    assert response.content_type in ("text/plain", "text/xml", "application/xml")
+    assert len(response.body) < NOT_FOUND_MAX_BYTES
+    assert b"Traceback" not in response.body
+    if response.content_type != "text/plain":
+        etree.fromstring(response.body, xml_parser())
+
+
 PSERVE = Path(sys.executable).parent / "pserve"
 SERVER_STARTUP_SECONDS = 30
 

@@ -13,7 +13,7 @@ from .views import api_view, query
 
 
 def _config(request: Request) -> NotifyConfig:
-    return NotifyConfig.from_settings(request.registry.settings)
+    return NotifyConfig.of(request.registry.settings)
 
 
 @api_view(route_name="api.notifications", request_method="GET")

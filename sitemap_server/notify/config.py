@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -59,15 +59,18 @@ class NotifyConfig:
         )
 
     @classmethod
-    def from_session(cls, session: Session) -> NotifyConfig | None:
-        """The configuration of the application that made ``session`` (None: a bare one)."""
-        settings = session.info.get(SETTINGS_KEY)
-        if settings is None:
-            return None
+    def of(cls, settings: MutableMapping[str, Any]) -> NotifyConfig:
+        """The configuration of an application's ``settings``, read once and kept there."""
         cached = settings.get(CONFIG_KEY)
         if not isinstance(cached, NotifyConfig):
             cached = settings[CONFIG_KEY] = cls.from_settings(settings)
         return cached
+
+    @classmethod
+    def from_session(cls, session: Session) -> NotifyConfig | None:
+        """The configuration of the application that made ``session`` (None: a bare one)."""
+        settings = session.info.get(SETTINGS_KEY)
+        return None if settings is None else cls.of(settings)
 
     def ping_url(self, template: str, site_url: str) -> str:
         return template.replace("{sitemap}", quote(index_url(site_url), safe=""))

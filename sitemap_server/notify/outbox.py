@@ -108,11 +108,11 @@ def coalesce(session: Session, config: NotifyConfig, ids: tuple[int, int]) -> li
         for template in config.ping_targets
     ]
     if config.indexnow_key:
-        host = urlsplit(site_url).netloc
+        address = urlsplit(site_url)
         # IndexNow refuses (422) URLs of another host: those of an earlier site URL.
-        own = [url for url in urls if urlsplit(url).netloc == host]
+        own = [url for url in urls if urlsplit(url).netloc == address.netloc]
         for batch in chunks(own, config.indexnow_batch):
-            payload = {"host": urlsplit(site_url).hostname, "urlList": batch}
+            payload = {"host": address.hostname, "urlList": batch}
             made.append(
                 _notification(INDEXNOW, config.indexnow_endpoint, payload, changes, sitemaps)
             )

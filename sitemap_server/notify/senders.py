@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from functools import cache
 from importlib import metadata
 from typing import Any
 
@@ -48,11 +49,16 @@ class Request:
 
 
 def user_agent(site_url: str) -> str:
+    return f"sitemap-server/{_version()} (+{site_url})"
+
+
+@cache
+def _version() -> str:
+    """Read from the installed distribution once, not on every send."""
     try:
-        version = metadata.version("sitemap-server")
+        return metadata.version("sitemap-server")
     except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
-        version = "dev"
-    return f"sitemap-server/{version} (+{site_url})"
+        return "dev"
 
 
 def send(http: requests.Session, request: Request, timeout: float) -> Result:

@@ -263,18 +263,7 @@ class Worker:
             )
             session.add(attempt)
             session.flush()
-            return {
-                "id": attempt.id,
-                "notification_id": claimed.id,
-                "channel": claimed.channel,
-                "url": claimed.request.url,
-                "at": report.iso(now),
-                "outcome": outcome,
-                "http_status": result.http_status,
-                "error": error,
-                "duration_ms": result.duration_ms,
-                "worker": self.name,
-            }
+            return report.attempt_dict(attempt, claimed.channel, claimed.request.url)
 
     def prune(self) -> None:
         """Forget finished notifications older than ``keep`` (hourly)."""
@@ -320,7 +309,7 @@ def includeme(config: Configurator) -> None:
     settings = config.get_settings()
     if not settings.get("sitemap_server.notify.worker_thread"):
         return
-    worker = Worker(config.registry["dbsession_factory"], NotifyConfig.from_settings(settings))
+    worker = Worker(config.registry["dbsession_factory"], NotifyConfig.of(settings))
     thread = WorkerThread(worker)
     config.registry[WORKER_KEY] = thread
     thread.start()

@@ -214,11 +214,8 @@ def sitemap_url(site_url: str, name: str, page: int) -> str:
 
 def html_url(site_url: str, document: str) -> str:
     """Where people see ``document`` (``sitemap_index``, ``post-sitemap2``) as a page."""
-    return (
-        f"{site_url}{HTML_ROOT}"
-        if document == "sitemap_index"
-        else (f"{site_url}{HTML_ROOT}{document}.html")
-    )
+    page = "" if document == "sitemap_index" else f"{document}.html"
+    return f"{site_url}{HTML_ROOT}{page}"
 
 
 def index_view(request: Request) -> Response:

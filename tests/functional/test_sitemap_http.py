@@ -28,6 +28,7 @@ from sitemap_server.models import get_session_factory
 from sitemap_server.services.tokens import create_token
 from sitemap_server.sitemaps import views
 from sitemap_server.testing import (
+    assert_not_found,
     parse_sitemap,
     reset_database,
     serve_production,
@@ -42,7 +43,6 @@ XSL_PATH = "/main-sitemap.xsl"
 X_ROBOTS_TAG = "noindex, follow"
 DEFAULT_CACHE_CONTROL = "public, no-cache"
 # A 404 is "small": a line of text, not an HTML page or a stack trace.
-SMALL_BODY_BYTES = 1024
 PER_PAGE = 3
 
 
@@ -297,16 +297,6 @@ def test_page_zero_one_and_zero_padded_numbers_redirect_to_the_canonical_url(
 
 
 # S-305, S-306: missing and empty sitemaps -----------------------------------------------
-
-
-def assert_not_found(app: TestApp, path: str) -> None:
-    response = app.get(path, status=404)
-    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
-    assert response.content_type in ("text/plain", "text/xml", "application/xml")
-    assert len(response.body) < SMALL_BODY_BYTES
-    assert b"Traceback" not in response.body
-    if response.content_type != "text/plain":
-        etree.fromstring(response.body, xml_parser())
 
 
 @pytest.mark.parametrize(

@@ -16,16 +16,23 @@ import pytest
 from webtest import TestApp
 
 from sitemap_server.plugins import PLUGIN_MANAGER
-from sitemap_server.testing import SITE_URL, assert_problem, client, parse_sitemap
+from sitemap_server.testing import (
+    SITE_URL,
+    X_ROBOTS_TAG,
+    assert_not_found,
+    assert_problem,
+    client,
+    fetch_sitemap,
+    index_locs,
+    url_locs,
+)
 
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 NS = {"sm": SM_NS, "news": NEWS_NS}
-X_ROBOTS_TAG = "noindex, follow"
 NEWS_SITEMAP = "/news-sitemap.xml"
 NEWS_XSL = "/news-sitemap.xsl"
 NEWS_API_PATHS = ("/api/news/settings", "/api/posts/{id}/news", "/api/terms/{id}/news")
-SMALL_BODY_BYTES = 1024
 
 
 @pytest.fixture
@@ -61,32 +68,6 @@ def create_post(api: TestApp, clock: Any, slug: str, **fields: Any) -> dict[str,
     return api.post_json("/api/posts", body, status=201).json
 
 
-def fetch(app: TestApp, path: str) -> Any:
-    response = app.get(path, status=200)
-    assert response.headers["Content-Type"] == "text/xml; charset=UTF-8"
-    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
-    return parse_sitemap(response.body)
-
-
-def index(app: TestApp) -> list[str]:
-    root = fetch(app, "/sitemap_index.xml")
-    assert root.tag == f"{{{SM_NS}}}sitemapindex"
-    return [loc.text for loc in root.iterfind("sm:sitemap/sm:loc", NS)]
-
-
-def locs(app: TestApp, path: str) -> list[str]:
-    return [loc.text for loc in fetch(app, path).iterfind("sm:url/sm:loc", NS)]
-
-
-def assert_not_found(app: TestApp, path: str) -> None:
-    """S-305: 404, the robots header, a small body, no stack trace."""
-    response = app.get(path, status=404)
-    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
-    assert response.content_type in ("text/plain", "text/xml", "application/xml")
-    assert len(response.body) < SMALL_BODY_BYTES
-    assert b"Traceback" not in response.body
-
-
 # Disabled: nothing of the plugin answers -------------------------------------------------
 
 
@@ -104,7 +85,7 @@ def test_the_news_sitemap_and_its_stylesheet_are_404_when_disabled(
     api, testapp, without_news, clock
 ):
     post = create_post(api, clock, "breaking")
-    assert locs(testapp, NEWS_SITEMAP) == [post["permalink"]]
+    assert url_locs(testapp, NEWS_SITEMAP) == [post["permalink"]]
     assert testapp.get(NEWS_XSL, status=200).content_type == "text/xsl"
 
     for path in (NEWS_SITEMAP, "/news-sitemap2.xml", NEWS_XSL):
@@ -154,18 +135,18 @@ def test_the_index_has_no_news_entry_even_with_recent_posts(
     api, testapp, without_news, admin_without_news, clock
 ):
     post = create_post(api, clock, "breaking")
-    assert f"{SITE_URL}{NEWS_SITEMAP}" in index(testapp)
+    assert f"{SITE_URL}{NEWS_SITEMAP}" in index_locs(testapp)
 
-    listed = index(without_news)
+    listed = index_locs(without_news)
     assert f"{SITE_URL}/post-sitemap.xml" in listed
     assert not [loc for loc in listed if "news" in loc]
-    assert locs(without_news, "/post-sitemap.xml") == [f"{SITE_URL}/", post["permalink"]]
+    assert url_locs(without_news, "/post-sitemap.xml") == [f"{SITE_URL}/", post["permalink"]]
 
     # A write through the application without the plugin changes nothing of that.
     another = create_post(admin_without_news, clock, "another")
-    assert not [loc for loc in index(without_news) if "news" in loc]
-    assert another["permalink"] in locs(without_news, "/post-sitemap.xml")
-    assert post["permalink"] in locs(testapp, NEWS_SITEMAP)
+    assert not [loc for loc in index_locs(without_news) if "news" in loc]
+    assert another["permalink"] in url_locs(without_news, "/post-sitemap.xml")
+    assert post["permalink"] in url_locs(testapp, NEWS_SITEMAP)
 
 
 def test_the_openapi_document_has_no_news_paths_when_disabled(testapp, without_news):
@@ -189,13 +170,13 @@ def test_the_core_sitemaps_work_without_the_plugin(admin_without_news, without_n
     )
     page = create_post(client, clock, "about", type="page")
 
-    listed = index(without_news)
+    listed = index_locs(without_news)
     for name in ("post", "page", "post_tag"):
         assert f"{SITE_URL}/{name}-sitemap.xml" in listed
-    assert locs(without_news, "/post-sitemap.xml") == [f"{SITE_URL}/", post["permalink"]]
-    assert page["permalink"] in locs(without_news, "/page-sitemap.xml")
-    assert locs(without_news, "/post_tag-sitemap.xml") == [tag.json["url"]]
-    root = fetch(without_news, "/post-sitemap.xml")
+    assert url_locs(without_news, "/post-sitemap.xml") == [f"{SITE_URL}/", post["permalink"]]
+    assert page["permalink"] in url_locs(without_news, "/page-sitemap.xml")
+    assert url_locs(without_news, "/post_tag-sitemap.xml") == [tag.json["url"]]
+    root = fetch_sitemap(without_news, "/post-sitemap.xml")
     assert "news" not in root.nsmap
     assert NEWS_NS not in root.nsmap.values()
     images = root.xpath(
@@ -213,13 +194,13 @@ def test_the_core_sitemaps_work_without_the_plugin(admin_without_news, without_n
 def test_with_the_plugin_every_news_url_answers(api, testapp, clock):
     post = create_post(api, clock, "breaking")
 
-    root = fetch(testapp, NEWS_SITEMAP)
+    root = fetch_sitemap(testapp, NEWS_SITEMAP)
     assert [u.text for u in root.iterfind("sm:url/sm:loc", NS)] == [post["permalink"]]
     assert root.findtext("sm:url/news:news/news:title", namespaces=NS) == "Breaking"
     assert root.nsmap.get("news") == NEWS_NS
-    assert fetch(testapp, "/post-sitemap.xml").nsmap.get("news") == NEWS_NS
+    assert fetch_sitemap(testapp, "/post-sitemap.xml").nsmap.get("news") == NEWS_NS
     xsl = testapp.get(NEWS_XSL, status=200)
     assert xsl.headers["X-Robots-Tag"] == X_ROBOTS_TAG
     assert api.get("/api/news/settings", status=200).json["post_types"] == ["post"]
     assert api.get(f"/api/posts/{post['id']}/news", status=200).json["post"] == post["id"]
-    assert f"{SITE_URL}{NEWS_SITEMAP}" in index(testapp)
+    assert f"{SITE_URL}{NEWS_SITEMAP}" in index_locs(testapp)

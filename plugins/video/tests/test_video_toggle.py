@@ -16,17 +16,24 @@ from lxml import etree
 from webtest import TestApp
 
 from sitemap_server.plugins import PLUGIN_MANAGER
-from sitemap_server.testing import SITE_URL, assert_problem, client, parse_sitemap
+from sitemap_server.testing import (
+    SITE_URL,
+    X_ROBOTS_TAG,
+    assert_not_found,
+    assert_problem,
+    client,
+    fetch_sitemap,
+    index_locs,
+    url_locs,
+)
 
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 NS = {"sm": SM_NS, "video": VIDEO_NS}
-X_ROBOTS_TAG = "noindex, follow"
 VIDEO_SITEMAP = "/video-sitemap.xml"
 VIDEO_XSL = "/video-sitemap.xsl"
 VIDEO_API_PATHS = ("/api/posts/{id}/videos", "/api/videos/{id}")
-SMALL_BODY_BYTES = 1024
 
 
 @pytest.fixture
@@ -75,32 +82,6 @@ def post_with_video(api: TestApp, slug: str) -> tuple[dict[str, Any], dict[str, 
     return post, add_video(api, post)
 
 
-def fetch(app: TestApp, path: str) -> Any:
-    response = app.get(path, status=200)
-    assert response.headers["Content-Type"] == "text/xml; charset=UTF-8"
-    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
-    return parse_sitemap(response.body)
-
-
-def index(app: TestApp) -> list[str]:
-    root = fetch(app, "/sitemap_index.xml")
-    assert root.tag == f"{{{SM_NS}}}sitemapindex"
-    return [loc.text for loc in root.iterfind("sm:sitemap/sm:loc", NS)]
-
-
-def locs(app: TestApp, path: str) -> list[str]:
-    return [loc.text for loc in fetch(app, path).iterfind("sm:url/sm:loc", NS)]
-
-
-def assert_not_found(app: TestApp, path: str) -> None:
-    """S-305: 404, the robots header, a small body, no stack trace."""
-    response = app.get(path, status=404)
-    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
-    assert response.content_type in ("text/plain", "text/xml", "application/xml")
-    assert len(response.body) < SMALL_BODY_BYTES
-    assert b"Traceback" not in response.body
-
-
 # Disabled: nothing of the plugin answers -------------------------------------------------
 
 
@@ -116,7 +97,7 @@ def test_the_setting_blocks_the_plugin(disabled_app, wsgi_app):
 
 def test_the_video_sitemap_and_its_stylesheet_are_404_when_disabled(api, testapp, without_video):
     post, _ = post_with_video(api, "with-video")
-    assert locs(testapp, VIDEO_SITEMAP) == [post["permalink"]]
+    assert url_locs(testapp, VIDEO_SITEMAP) == [post["permalink"]]
     assert testapp.get(VIDEO_XSL, status=200).content_type == "text/xsl"
 
     for path in (VIDEO_SITEMAP, "/video-sitemap2.xml", VIDEO_XSL):
@@ -155,16 +136,16 @@ def test_the_index_names_no_video_sitemap_while_the_database_has_videos(
     api, testapp, without_video, admin_without_video
 ):
     post, video = post_with_video(api, "with-video")
-    assert f"{SITE_URL}{VIDEO_SITEMAP}" in index(testapp)
+    assert f"{SITE_URL}{VIDEO_SITEMAP}" in index_locs(testapp)
 
-    listed = index(without_video)
+    listed = index_locs(without_video)
     assert f"{SITE_URL}/post-sitemap.xml" in listed
     assert not [loc for loc in listed if "video" in loc]
-    assert locs(without_video, "/post-sitemap.xml") == [f"{SITE_URL}/", post["permalink"]]
+    assert url_locs(without_video, "/post-sitemap.xml") == [f"{SITE_URL}/", post["permalink"]]
 
     # A write through the application without the plugin changes nothing of that.
     create_post(admin_without_video, "another")
-    assert not [loc for loc in index(without_video) if "video" in loc]
+    assert not [loc for loc in index_locs(without_video) if "video" in loc]
     assert api.get(f"/api/videos/{video['id']}", status=200)
 
 
@@ -193,13 +174,13 @@ def test_the_core_sitemaps_work_without_the_plugin(admin_without_video, without_
     )
     page = create_post(client, "about", type="page")
 
-    listed = index(without_video)
+    listed = index_locs(without_video)
     for name in ("post", "page", "post_tag"):
         assert f"{SITE_URL}/{name}-sitemap.xml" in listed
-    assert locs(without_video, "/post-sitemap.xml") == [f"{SITE_URL}/", post["permalink"]]
-    assert page["permalink"] in locs(without_video, "/page-sitemap.xml")
-    assert locs(without_video, "/post_tag-sitemap.xml") == [tag.json["url"]]
-    root = fetch(without_video, "/post-sitemap.xml")
+    assert url_locs(without_video, "/post-sitemap.xml") == [f"{SITE_URL}/", post["permalink"]]
+    assert page["permalink"] in url_locs(without_video, "/page-sitemap.xml")
+    assert url_locs(without_video, "/post_tag-sitemap.xml") == [tag.json["url"]]
+    root = fetch_sitemap(without_video, "/post-sitemap.xml")
     images = root.xpath("//image:loc/text()", namespaces={"image": IMAGE_NS})
     assert images == [f"{SITE_URL}/uploads/cat.jpg"]
     assert without_video.get("/main-sitemap.xsl", status=200).content_type == "text/xsl"
@@ -218,12 +199,12 @@ def test_core_urlsets_declare_the_video_namespace_only_with_the_plugin(
     create_post(api, "plain")
     create_post(api, "about", type="page")
 
-    with_plugin = fetch(testapp, path)
+    with_plugin = fetch_sitemap(testapp, path)
     assert len(with_plugin) == 1 + (path == "/post-sitemap.xml")
     assert with_plugin.nsmap.get("video") == VIDEO_NS
     assert with_plugin.nsmap.get("image") == IMAGE_NS
 
-    without_plugin = fetch(without_video, path)
+    without_plugin = fetch_sitemap(without_video, path)
     assert "video" not in without_plugin.nsmap
     assert VIDEO_NS not in without_plugin.nsmap.values()
     assert without_plugin.nsmap.get("image") == IMAGE_NS
@@ -236,7 +217,7 @@ def test_core_urlsets_declare_the_video_namespace_only_with_the_plugin(
 def test_with_the_plugin_every_video_url_answers(api, testapp):
     post, video = post_with_video(api, "with-video")
 
-    root = fetch(testapp, VIDEO_SITEMAP)
+    root = fetch_sitemap(testapp, VIDEO_SITEMAP)
     assert [u.text for u in root.iterfind("sm:url/sm:loc", NS)] == [post["permalink"]]
     assert root.findtext("sm:url/video:video/video:title", namespaces=NS) == "A video"
     xsl = testapp.get(VIDEO_XSL, status=200)
@@ -246,4 +227,4 @@ def test_with_the_plugin_every_video_url_answers(api, testapp):
         == (video["id"])
     )
     assert api.get(f"/api/videos/{video['id']}", status=200).json["post"] == post["id"]
-    assert f"{SITE_URL}{VIDEO_SITEMAP}" in index(testapp)
+    assert f"{SITE_URL}{VIDEO_SITEMAP}" in index_locs(testapp)
