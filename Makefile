@@ -8,7 +8,7 @@ PLUGINS := $(wildcard plugins/*/pyproject.toml)
 PLUGIN_DIRS := $(patsubst %/pyproject.toml,%,$(PLUGINS))
 PLUGIN_TESTS := $(wildcard plugins/*/tests)
 
-.PHONY: install run test lint test-sqlite test-postgres clean
+.PHONY: install run test lint test-sqlite test-postgres test-deploy clean
 
 $(BIN)/.installed: pyproject.toml $(PLUGINS)
 	$(PYTHON) -m venv $(VENV)
@@ -32,13 +32,19 @@ lint: install
 # plugin (PostgreSQL): the core must work alone and beside them (S-501).
 # The browser tests (tests/e2e: headless Debian Chromium against a real server, which loads
 # every installed plugin) run once, with the plugins' tests.
+# The deployment tests (tests/deploy: wheels installed without extras into a fresh venv,
+# production.ini alone in a directory, migrate, serve, uninstall a plugin) run once, on
+# PostgreSQL.
 test-sqlite: install
-	SITEMAP_SERVER_TEST_PLUGINS=none $(BIN)/pytest tests --ignore=tests/e2e
+	SITEMAP_SERVER_TEST_PLUGINS=none $(BIN)/pytest tests --ignore=tests/e2e --ignore=tests/deploy
 	scripts/ensure-chromium
 	$(BIN)/pytest $(PLUGIN_TESTS) tests/e2e
 
 test-postgres: install
 	scripts/with-postgres $(BIN)/pytest tests --ignore=tests/e2e $(PLUGIN_TESTS)
+
+test-deploy: install
+	scripts/with-postgres $(BIN)/pytest tests/deploy
 
 test: lint test-sqlite test-postgres
 

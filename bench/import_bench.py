@@ -64,7 +64,6 @@ def write_ini(directory: Path, url: str) -> Path:
     ini.write_text(
         "[app:main]\nuse = egg:sitemap-server\n"
         f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
-        f"[alembic]\nscript_location = {ROOT / 'alembic'}\npath_separator = os\n"
     )
     return ini
 

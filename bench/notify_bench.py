@@ -135,7 +135,6 @@ def main() -> None:
             "[app:main]\nuse = egg:sitemap-server\n"
             f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
             "sitemap_server.load_entrypoints = false\n"
-            f"[alembic]\nscript_location = {ROOT / 'alembic'}\npath_separator = os\n"
         )
         subprocess.run(
             [BIN / "sitemap-server", "--config", ini, "migrate"], check=True, capture_output=True

@@ -60,7 +60,6 @@ def write_ini(directory: Path, url: str, port: int, plugins: bool) -> Path:
         "[app:main]\nuse = egg:sitemap-server\n"
         f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
         f"sitemap_server.load_entrypoints = {'true' if plugins else 'false'}\n"
-        f"[alembic]\nscript_location = {ROOT / 'alembic'}\npath_separator = os\n"
         f"[server:main]\nuse = egg:waitress#main\nlisten = 127.0.0.1:{port}\nthreads = 4\n"
         "[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
         "[logger_root]\nlevel = WARN\nhandlers = console\n[handler_console]\n"

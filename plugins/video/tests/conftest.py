@@ -1,6 +1,6 @@
 """Fixtures of the video plugin's tests; the core's (``testapp``, ``api``, ``clean_database``
-…) come from ``sitemap_server.testing``. The plugin is installed, so the core's application
-already includes it through its entry point."""
+…) come from ``sitemap_server.testing``, enabled below. The plugin is installed, so the
+core's application already includes it through its entry point."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from webtest import TestApp
 
 from sitemap_server.testing import client
 from sitemap_server_video import oembed
+
+# The core's fixtures (testapp, api, clean_database …): opt-in, as for any plugin's suite.
+pytest_plugins = ["sitemap_server.testing"]
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Schema migrations: Alembic is the only way the schema is created or changed (S-801).
 
-The core's versions live in ``alembic/versions`` beside the ini files. A plugin that owns
+The core's scripts live in this package (``env.py``, ``versions/``), so an installed wheel
+migrates with nothing but an ini file: ``script_location = sitemap_server:migrations``, the
+default when the ini file has no ``[alembic]`` section. A plugin that owns
 tables returns its own version directories from ``sitemap_migrations``; each plugin is a
 separate stream with its own version table (``alembic_version_{plugin}``), applied after
 the core's. So a plugin can be installed, disabled or uninstalled without the others
@@ -17,11 +19,14 @@ from typing import TYPE_CHECKING, Any, cast
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+from alembic.util import coerce_resource_to_filename
 
 if TYPE_CHECKING:
     import pluggy
 
 CORE_VERSION_TABLE = "alembic_version"
+# Alembic's ``package:path`` form: found inside the installed package, wherever it is.
+SCRIPT_LOCATION = "sitemap_server:migrations"
 
 
 def is_version_table(name: str | None) -> bool:
@@ -47,11 +52,14 @@ def alembic_config(
     """An Alembic config reading ``config_file`` (the same ini file pserve reads), for the
     core's migrations or, with ``stream``, one plugin's."""
     config = Config(str(config_file))
-    script_location = config.get_main_option("script_location")
-    if not script_location:
-        script_location = str(Path(__file__).resolve().parent.parent / "alembic")
-        config.set_main_option("script_location", script_location)
-    locations = stream.locations or (str(Path(script_location) / "versions"),)
+    # An ini file needs no [alembic] section (Alembic would refuse to read a missing one).
+    has_section = config.file_config.has_section(config.config_ini_section)
+    script_location = (has_section and config.get_main_option("script_location")) or (
+        SCRIPT_LOCATION
+    )
+    config.set_main_option("script_location", script_location)
+    core_versions = Path(coerce_resource_to_filename(script_location)) / "versions"
+    locations = stream.locations or (str(core_versions),)
     # Alembic splits version_locations on the path separator given here.
     config.set_main_option("path_separator", "newline")
     config.set_main_option("version_locations", "\n".join(locations))
@@ -68,7 +76,7 @@ def plugin_streams(plugins: pluggy.PluginManager | None = None) -> list[Stream]:
     :param plugins: a plugin manager; by default the installed plugins
         (``plugins.default_plugin_manager()``).
     """
-    from .plugins import default_plugin_manager
+    from ..plugins import default_plugin_manager
 
     manager = plugins if plugins is not None else default_plugin_manager()
     found = []

@@ -1,10 +1,18 @@
-"""pytest plugin shared by the core's and the plugins' test suites.
+"""pytest plugin shared by the core's and the plugins' test suites (opt-in).
 
-Loaded through the ``pytest11`` entry point. Tests run against a real database: SQLite by
-default, PostgreSQL when ``SITEMAP_SERVER_TEST_DATABASE_URL`` names one (``make test``
-runs the suite once on each). The schema is made by the Alembic migrations, as in
-production. Requests really commit through ``pyramid_tm``; after each test every table is
-emptied and the rows the migrations created are put back, so tests never see each other.
+A test suite enables it in its ``conftest.py``::
+
+    pytest_plugins = ["sitemap_server.testing"]
+
+Nothing loads it otherwise: installing sitemap-server adds no fixture to other projects'
+pytest runs, and the application never imports it (it needs pytest, a test dependency).
+
+Tests run against a real database: SQLite by default, PostgreSQL when
+``SITEMAP_SERVER_TEST_DATABASE_URL`` names one (``make test`` runs the suite once on each).
+The schema is made by the Alembic migrations, as in production. Requests really commit
+through ``pyramid_tm``; after each test every table is emptied and the rows the migrations
+created are put back, so tests never see each other. ``parse_sitemap`` validates against
+the official sitemap XSDs, which ship in this package (``schemas/``, see its SOURCES.md).
 """
 
 from __future__ import annotations
@@ -26,26 +34,35 @@ import requests
 from sqlalchemy import Engine, MetaData, insert, inspect, select, text
 from sqlalchemy.orm import Session
 
-from . import main, migrations
-from .models import get_engine, get_session_factory
-from .models.meta import Clock, utcnow
-from .services.tokens import create_token
+from .. import main, migrations
+from ..models import get_engine, get_session_factory
+from ..models.meta import Clock, utcnow
+from ..services.tokens import create_token
 
 TEST_DATABASE_ENV = "SITEMAP_SERVER_TEST_DATABASE_URL"
 TEST_PLUGINS_ENV = "SITEMAP_SERVER_TEST_PLUGINS"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# A source checkout (the repository's production.ini, docs/): meaningless in a wheel.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 SITE_URL = "http://sitemaps.test"
-# The official sitemap XSDs: ../shared/schemas beside the project (as CI has it).
-SCHEMAS_DIR = Path(
-    os.environ.get("SITEMAP_SERVER_XSD_DIR", PROJECT_ROOT.parent / "shared" / "schemas")
+# The official sitemap XSDs (current and 2009 revisions), shipped with these helpers.
+SCHEMAS_DIR = Path(__file__).resolve().parent / "schemas"
+# The application reads these to override its settings; in a developer's shell they could
+# point the app under test at a real database while the fixtures use the test one.
+APP_ENVIRONMENT = (
+    "SITEMAP_SERVER_DATABASE_URL",
+    "SITEMAP_SERVER_SITE_URL",
+    "SITEMAP_SERVER_CONFIG",
 )
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # The application reads these to override its settings; in a developer's shell they
-    # could point the app under test at a real database while the fixtures use the test one.
-    for name in ("SITEMAP_SERVER_DATABASE_URL", "SITEMAP_SERVER_SITE_URL", "SITEMAP_SERVER_CONFIG"):
-        os.environ.pop(name, None)
+@pytest.fixture(scope="session", autouse=True)
+def _no_app_environment() -> Iterator[None]:
+    """The application under test reads only its test settings; the variables are back
+    as they were once the session ends."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in APP_ENVIRONMENT:
+            patch.delenv(name, raising=False)
+        yield
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -72,9 +89,6 @@ def ini_file(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Pat
         f"sqlalchemy.url = {database_url.replace('%', '%%')}\n"
         f"sitemap_server.site_url = {SITE_URL}\n"
         f"sitemap_server.load_entrypoints = {str(installed_plugins_loaded()).lower()}\n"
-        "\n[alembic]\n"
-        f"script_location = {PROJECT_ROOT / 'alembic'}\n"
-        "path_separator = os\n"
         "\n[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
         "[logger_root]\nlevel = WARN\nhandlers = console\n"
         "[handler_console]\nclass = StreamHandler\nargs = (sys.stderr,)\nlevel = NOTSET\n"
@@ -184,8 +198,8 @@ def wsgi_app(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Any]:
 def app_session(clean_database: Engine, app_settings: dict[str, Any]) -> Iterator[Session]:
     """A session as the application and the CLI make them: it knows the site URL and
     the loaded plugins, so writes through the services refresh every sitemap."""
-    from .plugins import PLUGIN_MANAGER, from_settings
-    from .settings import normalize
+    from ..plugins import PLUGIN_MANAGER, from_settings
+    from ..settings import normalize
 
     settings = dict(normalize(dict(app_settings)))
     settings[PLUGIN_MANAGER] = from_settings(settings)
@@ -208,7 +222,7 @@ def forget_rendered(app: Any) -> None:
     Content versions start again at 1 whenever the database is reset, so a document one
     test rendered must not be served to the next (in production versions never go back).
     """
-    from .sitemaps.views import READER, RENDER_CACHE
+    from ..sitemaps.views import READER, RENDER_CACHE
 
     app.registry[RENDER_CACHE].clear()
     app.registry[READER].forget()

@@ -61,7 +61,7 @@ def run_migrations_online() -> None:
         return
     if config.attributes.get("configure_logging", True):
         setup_logging(config.config_file_name)
-    settings = normalize(get_appsettings(config.config_file_name))
+    settings = dict(normalize(get_appsettings(config.config_file_name)))
     engine = get_engine(settings)
     with engine.connect() as conn:
         run_migrations(conn)
