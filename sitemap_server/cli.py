@@ -8,6 +8,8 @@ Every command reads the same ini file as ``pserve`` (``--config``, default
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from . import migrations
 from .models import get_engine, get_session_factory, get_tm_session
-from .plugins import PLUGIN_MANAGER, from_settings
+from .plugins import DISTRIBUTION, PLUGIN_MANAGER, describe_plugins, from_settings
 from .services.errors import ServiceError
 from .settings import SettingsError, normalize
 
@@ -55,6 +57,21 @@ def cmd_migrate(args: argparse.Namespace) -> None:
     plugins = from_settings(load_settings(args.config))
     migrations.upgrade(args.config, plugins=plugins)
     print(f"database is at {', '.join(migrations.current_heads(args.config, plugins))}")
+
+
+def cmd_plugins(args: argparse.Namespace) -> None:
+    plugins = describe_plugins(from_settings(load_settings(args.config)))
+    if args.json:
+        print(json.dumps({"plugins": plugins}, indent=2))
+        return
+    for plugin in plugins:
+        origin: list[str] = [plugin["kind"]] if plugin["kind"] != "installed" else []
+        if plugin["distribution"]:
+            origin.append(f"{plugin['distribution']} {plugin['version']}")
+        state = ": disabled" if plugin["disabled"] else ""
+        print(f"{plugin['name']} ({', '.join(origin)}){state}")
+        if plugin["hooks"]:
+            print(f"  hooks: {', '.join(plugin['hooks'])}")
 
 
 def cmd_token(args: argparse.Namespace) -> None:
@@ -229,10 +246,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("SITEMAP_SERVER_CONFIG", DEFAULT_CONFIG),
         help="ini file, as for pserve (default: $SITEMAP_SERVER_CONFIG or development.ini)",
     )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {importlib.metadata.version(DISTRIBUTION)}",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(func=cmd_migrate)
+
+    plugins = commands.add_parser(
+        "plugins", help="the plugins the application loads, with their versions and hooks"
+    )
+    plugins.add_argument("--json", action="store_true", help="as JSON, like GET /api/plugins")
+    plugins.set_defaults(func=cmd_plugins)
 
     token = commands.add_parser("token", help="admin API tokens")
     actions = token.add_subparsers(dest="action", required=True, metavar="ACTION")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import pluggy
 
@@ -14,7 +16,11 @@ from .hookspecs import PROJECT
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+log = logging.getLogger(__name__)
+
 PLUGIN_MANAGER = "sitemap_server.plugin_manager"
+# The core's distribution: the built-in plugins come with it, and share its version.
+DISTRIBUTION = "sitemap-server"
 
 # Built-in features register through the same hooks as external plugins.
 BUILTIN_PLUGINS = (
@@ -38,7 +44,11 @@ def get_plugin_manager(
     manager.add_hookspecs(hookspecs)
     for name in BUILTIN_PLUGINS:
         manager.register(importlib.import_module(name), name=name)
+    installed = {entry_point.name for entry_point in importlib.metadata.entry_points(group=PROJECT)}
     for name in disabled:
+        if name not in installed:
+            # A misspelt name would leave the plugin on without a word.
+            log.warning("sitemap_server.disabled_plugins: no installed plugin is named %r", name)
         manager.set_blocked(name)
     if load_entrypoints:
         manager.load_setuptools_entrypoints(PROJECT)
@@ -57,6 +67,68 @@ def from_settings(settings: dict[str, Any]) -> pluggy.PluginManager:
         manager.register(importlib.import_module(dotted), name=dotted)
     manager.check_pending()
     return manager
+
+
+class PluginDescription(TypedDict):
+    """One plugin as ``sitemap-server plugins`` and ``GET /api/plugins`` show it."""
+
+    name: str
+    module: str
+    kind: Literal["installed", "extra", "built-in"]
+    distribution: str | None
+    version: str | None
+    disabled: bool
+    hooks: list[str]
+
+
+def describe_plugins(manager: pluggy.PluginManager) -> list[PluginDescription]:
+    """The plugins ``manager`` loaded or was told to leave out: installed ones by
+    entry-point name, then those of ``sitemap_server.extra_plugins``, then the built-in
+    ones. Installed plugins are left out altogether when entry points are not loaded
+    (``sitemap_server.load_entrypoints = false``), unless they are disabled.
+
+    A disabled plugin is never imported (disabling one that fails to import must work),
+    so it implements no hook here.
+    """
+
+    def describe(
+        name: str,
+        module: str,
+        kind: Literal["installed", "extra", "built-in"],
+        distribution: importlib.metadata.Distribution | None,
+    ) -> PluginDescription:
+        plugin = manager.get_plugin(name)
+        callers = manager.get_hookcallers(plugin) if plugin is not None else None
+        return {
+            "name": name,
+            "module": module,
+            "kind": kind,
+            "distribution": distribution.name if distribution is not None else None,
+            "version": distribution.version if distribution is not None else None,
+            "disabled": manager.is_blocked(name),
+            "hooks": sorted(caller.name for caller in callers or ()),
+        }
+
+    installed = sorted(
+        (
+            entry_point
+            for entry_point in importlib.metadata.entry_points(group=PROJECT)
+            if manager.has_plugin(entry_point.name) or manager.is_blocked(entry_point.name)
+        ),
+        key=lambda entry_point: entry_point.name,
+    )
+    installed_or_built_in = {entry_point.name for entry_point in installed} | set(BUILTIN_PLUGINS)
+    extra = [
+        name
+        for name, plugin in manager.list_name_plugin()
+        if plugin is not None and name not in installed_or_built_in
+    ]
+    core = importlib.metadata.distribution(DISTRIBUTION)
+    return [
+        *(describe(ep.name, ep.module, "installed", ep.dist) for ep in installed),
+        *(describe(name, name, "extra", None) for name in extra),
+        *(describe(name, name, "built-in", core) for name in BUILTIN_PLUGINS),
+    ]
 
 
 def for_session(session: Session) -> pluggy.PluginManager:

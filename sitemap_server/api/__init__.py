@@ -15,9 +15,8 @@ from .openapi import OPENAPI, OpenAPI
 from .problems import problem
 from .schema import build_spec, import_line_validator
 
-# route name -> (pattern, methods); the patterns are the paths of openapi.yaml.
-# Route name -> pattern. The methods each path takes are the OpenAPI document's, which
-# also answers 405s (problems.py) for plugins' routes written the same way.
+# Route name -> pattern (the paths of openapi.yaml). The methods each path takes are the
+# OpenAPI document's, which also answers 405s (problems.py) for plugins' routes too.
 ROUTES: dict[str, str] = {
     "api.posts": "/api/posts",
     "api.post": "/api/posts/{id}",
@@ -33,6 +32,7 @@ ROUTES: dict[str, str] = {
     "api.import": "/api/import",
     "api.notifications": "/api/notifications",
     "api.notifications_flush": "/api/notifications/flush",
+    "api.plugins": "/api/plugins",
 }
 
 

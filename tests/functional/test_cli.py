@@ -1,5 +1,6 @@
 """The ``sitemap-server`` command (S-702 tokens, S-704 import, S-801 migrations, demo)."""
 
+import importlib.metadata
 import io
 import json
 import logging
@@ -12,7 +13,7 @@ from webtest import TestApp
 from sitemap_server import migrations
 from sitemap_server.cli import main
 from sitemap_server.models import ApiToken, Author, Post
-from sitemap_server.plugins import get_plugin_manager
+from sitemap_server.plugins import BUILTIN_PLUGINS, get_plugin_manager
 from sitemap_server.testing import installed_plugins_loaded
 
 
@@ -228,6 +229,72 @@ def test_seed_demo_if_empty_seeds_an_empty_site(cli, dbsession):
     status, _out, _err = cli("seed-demo", "--if-empty", "--posts", "5")
     assert status == 0
     assert dbsession.scalar(select(func.count()).select_from(Post)) > 5
+
+
+# Version and plugins -----------------------------------------------------------------------
+
+CORE_VERSION = importlib.metadata.version("sitemap-server")
+
+
+def installed_entry_points():
+    """The plugins pip installed (the ``sitemap_server`` entry-point group), by name."""
+    return sorted(importlib.metadata.entry_points(group="sitemap_server"), key=lambda ep: ep.name)
+
+
+def listed_plugins(out):
+    """``sitemap-server plugins`` output: {plugin line: its hooks}, in order."""
+    listed: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        if line.startswith("  hooks: "):
+            listed[list(listed)[-1]] = line.removeprefix("  hooks: ").split(", ")
+        else:
+            listed[line] = []
+    return listed
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"sitemap-server {CORE_VERSION}\n"
+
+
+def test_plugins_lists_the_installed_plugins_then_the_built_in_ones(cli):
+    status, out, _err = cli("plugins")
+    assert status == 0
+    listed = listed_plugins(out)
+    installed = [
+        f"{ep.name} ({ep.dist.name} {ep.dist.version})"
+        for ep in (installed_entry_points() if installed_plugins_loaded() else [])
+    ]
+    built_in = [f"{name} (built-in, sitemap-server {CORE_VERSION})" for name in BUILTIN_PLUGINS]
+    assert list(listed) == installed + built_in
+    assert listed[f"sitemap_server.providers.posts (built-in, sitemap-server {CORE_VERSION})"] == [
+        "sitemap_providers"
+    ]
+    assert all(listed[line] for line in installed)
+
+
+def test_plugins_shows_a_disabled_plugin_without_hooks(cli, ini_file, tmp_path):
+    installed = installed_entry_points()
+    assert installed, "the test environment has plugins/video and plugins/news installed"
+    disabled = installed[0]
+    config = tmp_path / "disabled.ini"
+    config.write_text(
+        ini_file.read_text().replace(
+            "[app:main]\n", f"[app:main]\nsitemap_server.disabled_plugins = {disabled.name}\n"
+        )
+    )
+    status, out, _err = cli("--config", config, "plugins")  # the last --config wins
+    assert status == 0
+    line = f"{disabled.name} ({disabled.dist.name} {disabled.dist.version}): disabled"
+    assert listed_plugins(out)[line] == []
+
+
+def test_plugins_json_is_what_the_api_answers(cli, api):
+    status, out, _err = cli("plugins", "--json")
+    assert status == 0
+    assert json.loads(out) == api.get("/api/plugins").json
 
 
 # Configuration -----------------------------------------------------------------------------
