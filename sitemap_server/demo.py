@@ -5,7 +5,8 @@ holds the cases a sitemap must handle: drafts, private and password-protected po
 noindexed post, one with a foreign canonical URL, one excluded by flag, a scheduled post,
 a multi-part post, nested pages, a static front page and posts page, images in content
 (relative, absolute, srcset, a CDN and a foreign host), embedded videos (YouTube, Vimeo,
-``<video>``), a custom post type and taxonomy.
+``<video>``), a custom post type and taxonomy. Installed plugins add their own demo content
+(``sitemap_seed_demo``). Seeding makes no network request: the demo runs offline.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .models import Post
+from .plugins import for_session
 from .services import authors, site, terms, types
 from .services import posts as post_service
 from .services.common import DEFER_CHANGES, dispatch_changes
@@ -69,7 +71,7 @@ def _content(rng: random.Random, n: int) -> str:
         )
     if n % 17 == 0:
         paragraphs.append(f'<img src="https://elsewhere.example.org/hotlinked-{n}.png">')
-    # Embedded videos, for the video plugin to find (it lists them when installed).
+    # Embedded videos, for a plugin that lists videos to find.
     if n % 11 == 0:
         video_id = f"demo{n:07d}"[-11:]
         paragraphs.append(
@@ -93,10 +95,12 @@ def seed_demo(session: Session, posts: int = 300, if_empty: bool = False) -> str
     rng = random.Random(42)
     now = datetime.now(UTC).replace(microsecond=0)
     lookups = Lookups(session)
-    # One sitemap refresh at the end rather than one per post (as the bulk import does).
+    # One sitemap refresh at the end rather than one per post (as the bulk import does),
+    # the plugins' demo content included.
     session.info[DEFER_CHANGES] = True
     try:
         _seed(session, posts, rng, now, lookups)
+        for_session(session).hook.sitemap_seed_demo(session=session)
     finally:
         session.info.pop(DEFER_CHANGES, None)
     dispatch_changes(session)

@@ -153,6 +153,20 @@ def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None
 
 
 @hookspec
+def sitemap_seed_demo(session: Session) -> None:
+    """Add this plugin's own demo content to the demo site.
+
+    Called once by ``sitemap-server seed-demo``, in its transaction, after the core has
+    made the demo's content (posts, pages, authors, terms) and before the one refresh of
+    every sitemap: what the plugin writes through the services is refreshed with the
+    rest, and its ``sitemap_content_changed`` sees the core's content then. The demo must
+    work without internet: make no network request, and queue none for after the commit.
+
+    :param session: the seeding session.
+    """
+
+
+@hookspec
 def sitemap_migrations() -> list[str]:
     """Return the Alembic version directories of the plugin's own tables.
 

@@ -12,6 +12,7 @@ module once, on PostgreSQL.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -260,7 +261,14 @@ def test_the_installed_wheels_migrate_and_serve_every_sitemap(deployment, tmp_pa
 
 def test_uninstalling_a_plugin_leaves_the_core_serving(deployment, tmp_path):
     """S-501: the news plugin's wheel uninstalled, its sitemap is gone and nothing else."""
+
+    def installed_plugins() -> dict[str, str]:
+        listed = json.loads(deployment.command("plugins", "--json"))["plugins"]
+        return {p["name"]: p["distribution"] for p in listed if p["kind"] == "installed"}
+
+    assert installed_plugins() == {"news": "sitemap-server-news", "video": "sitemap-server-video"}
     run([deployment.bin / "python", "-m", "pip", "uninstall", "--yes", "sitemap-server-news"])
+    assert installed_plugins() == {"video": "sitemap-server-video"}
     assert "database is at" in deployment.command("migrate")  # no revision it cannot find
     with deployment.serving(tmp_path / "pserve.log") as server:
         assert server.get("/news-sitemap.xml").status_code == 404

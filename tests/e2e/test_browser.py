@@ -19,8 +19,8 @@ and "All sitemaps") lands on the right page with its own count; a full-page scre
 each is saved. Crawlers asking for the ``.xml`` URLs with any ``Accept`` header (a
 browser's included) still get the very same XML.
 
-The browser resolves no host but 127.0.0.1 and the seeding reaches no oEmbed endpoint
-(its proxy refuses), so the test never touches the network.
+The browser resolves no host but 127.0.0.1, and the commands run behind a proxy that
+refuses, so the test never touches the network (the demo asks for nothing anyway).
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ BROWSER_ACCEPT = (
     "image/apng,*/*;q=0.8"
 )
 SITEMAP_CLI = Path(sys.executable).parent / "sitemap-server"
-# seed-demo embeds YouTube and Vimeo videos; the video plugin then asks their oEmbed
-# endpoints (production.ini names them). A proxy that refuses makes that fail at once.
+# Anything that would reach out (none should: oEmbed is off unless configured, and the
+# demo's videos carry their metadata) fails at once instead of touching the network.
 REFUSING_PROXY = "http://127.0.0.1:9"
 NO_NETWORK = {
     **{name: REFUSING_PROXY for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")},

@@ -21,6 +21,7 @@ from webtest import TestApp
 
 from sitemap_server import hookspecs, main, migrations, plugins
 from sitemap_server.cli import main as cli_main
+from sitemap_server.demo import seed_demo
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL, client
@@ -386,6 +387,26 @@ def test_sitemap_changed_for_a_rebuild_and_the_site_going_public(sample_api):
     sample_api.patch_json("/api/post-types/page", {"noindex": True}, status=200)
     # A small site is compared URL by URL, even when rebuilt as a whole.
     assert sitemap_calls()["page"] == {"http://elsewhere.test/about/": "removed"}
+
+
+# sitemap_seed_demo ----------------------------------------------------------------------
+
+
+def test_sitemap_seed_demo_adds_the_plugins_content_to_the_demo_site(sample, plugin_app):
+    with plugin_app.registry["dbsession_factory"]() as session, session.begin():
+        summary = seed_demo(session, posts=5)
+
+    # Once, after the core's content, in the seeding transaction: the bookmark is in it.
+    [(posts_before, in_transaction)] = sample_plugin.SEED_CALLS
+    assert in_transaction
+    assert summary.startswith(f"demo site seeded: {posts_before + 1} posts and pages")
+    # Then one refresh for everything, the plugin's bookmark included.
+    [refresh] = sample_plugin.CHANGE_CALLS
+    assert sample_plugin.DEMO_BOOKMARK["title"] in refresh["titles"].values()
+    assert len(refresh["posts"]) == posts_before + 1
+    root, entries = urlset(sample, "/bookmarks-sitemap.xml")
+    assert entries == {f"{SITE_URL}/bookmarks/sample-demo/": JAN}
+    assert_valid_urlset(root)
 
 
 # sitemap_migrations ---------------------------------------------------------------------

@@ -17,13 +17,14 @@ from typing import Any
 from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from sitemap_server import hookimpl
 from sitemap_server.api.auth import ADMIN
 from sitemap_server.content import eligibility
 from sitemap_server.models import Post, PostType
+from sitemap_server.services import posts as post_service
 from sitemap_server.sitemaps.changes import ContentChanges, UrlChange
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.sitemaps.providers import BuildContext, Provider
@@ -34,6 +35,13 @@ XSL_PATH = "/sample-sitemap.xsl"
 XSL_ASSET = "sample_plugin:sample-sitemap.xsl"
 VERSIONS = Path(__file__).resolve().parent / "versions"
 FAIL_TITLE = "Raise in sitemap_content_changed"
+DEMO_BOOKMARK = {
+    "type": "post",
+    "title": "Bookmark: the sample plugin's demo",
+    "slug": "sample-demo",
+    "status": "publish",
+    "published_at": "2024-01-10T12:00:00+00:00",
+}
 
 # (kind, type name of the item or None, path) for every sitemap_entry call.
 ENTRY_CALLS: list[tuple[str, str | None, str]] = []
@@ -41,12 +49,15 @@ ENTRY_CALLS: list[tuple[str, str | None, str]] = []
 CHANGE_CALLS: list[dict[str, Any]] = []
 # (sitemap, {url: change} or None, in a transaction) for every sitemap_changed call.
 SITEMAP_CALLS: list[tuple[str, dict[str, str] | None, bool]] = []
+# (posts and pages already there, in a transaction) for every sitemap_seed_demo call.
+SEED_CALLS: list[tuple[int, bool]] = []
 
 
 def reset() -> None:
     ENTRY_CALLS.clear()
     CHANGE_CALLS.clear()
     SITEMAP_CALLS.clear()
+    SEED_CALLS.clear()
 
 
 class BookmarkProvider(Provider):
@@ -175,6 +186,15 @@ def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None
     """Record which URLs of which sitemap changed."""
     changed = None if urls is None else {u.url: u.change for u in urls}
     SITEMAP_CALLS.append((sitemap, changed, session.in_transaction()))
+
+
+@hookimpl
+def sitemap_seed_demo(session: Session) -> None:
+    """Record the call; add a bookmark to the demo site."""
+    SEED_CALLS.append(
+        (session.scalar(select(func.count()).select_from(Post)) or 0, session.in_transaction())
+    )
+    post_service.create_post(session, DEMO_BOOKMARK)
 
 
 @hookimpl

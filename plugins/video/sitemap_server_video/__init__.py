@@ -20,7 +20,11 @@ from sitemap_server import hookimpl
 from sitemap_server.sitemaps.changes import ContentChanges
 from sitemap_server.sitemaps.providers import Provider
 
-from . import models, services  # noqa: F401  (the table joins the core's metadata)
+from . import (
+    demo,
+    models,  # noqa: F401  (the table joins the core's metadata)
+    services,
+)
 from .provider import XSL, VideoProvider
 
 VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
@@ -47,6 +51,11 @@ def sitemap_namespaces() -> dict[str, str]:
 
 
 @hookimpl
+def sitemap_seed_demo(session: Session) -> None:
+    demo.seeding(session)  # the videos are detected, then described, at the refresh
+
+
+@hookimpl
 def sitemap_migrations() -> list[str]:
     return [str(Path(__file__).resolve().parent / "migrations")]
 
@@ -61,3 +70,4 @@ def sitemap_openapi() -> dict[str, Any]:
 def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
     """Before the sitemaps are refreshed: the saved posts' embedded videos become rows."""
     services.sync_detected(session, changes.posts)
+    demo.describe_videos(session, changes.posts)  # only in the transaction seeding the demo

@@ -33,6 +33,8 @@ TIMEOUT = "sitemap_server_video.oembed.timeout"
 DEFAULT_TIMEOUT = 5.0
 HOSTS = ("youtube", "vimeo")
 MAX_ERROR = 500
+# session.info: the ids of the videos to fetch once the transaction commits.
+QUEUE = "sitemap_server_video.fetch"
 
 _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="video-oembed")
 _pending: set[Future[None]] = set()
@@ -54,19 +56,27 @@ def fetch_after_commit(session: Session, video_ids: list[int]) -> None:
     settings = _settings(session)
     if not video_ids or not any(settings.get(ENDPOINT.format(host=h)) for h in HOSTS):
         return
-    queued: list[int] = session.info.setdefault("sitemap_server_video.fetch", [])
+    queued: list[int] = session.info.setdefault(QUEUE, [])
     if not queued:
 
         def after_commit(committed: Session) -> None:
-            ids = list(committed.info.pop("sitemap_server_video.fetch", []))
+            # Detection may run twice in a transaction: each video is asked for once.
+            ids = list(dict.fromkeys(committed.info.pop(QUEUE, [])))
             submit(committed.get_bind(), dict(committed.info), ids)
 
         def after_rollback(rolled_back: Session, previous_transaction: Any) -> None:
-            rolled_back.info.pop("sitemap_server_video.fetch", None)
+            rolled_back.info.pop(QUEUE, None)
 
         event.listen(session, "after_commit", after_commit, once=True)
         event.listen(session, "after_soft_rollback", after_rollback, once=True)
     queued.extend(video_ids)
+
+
+def unqueue(session: Session, video_ids: list[int]) -> None:
+    """Take ``video_ids`` off what this transaction fetches after it commits."""
+    queued: list[int] = session.info.get(QUEUE, [])
+    unwanted = set(video_ids)
+    queued[:] = [video_id for video_id in queued if video_id not in unwanted]
 
 
 def submit(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:

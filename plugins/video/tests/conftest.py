@@ -16,10 +16,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from webtest import TestApp
 
-from sitemap_server.testing import client
 from sitemap_server_video import oembed
 
 # The core's fixtures (testapp, api, clean_database …): opt-in, as for any plugin's suite.
+# Its helpers are imported by the tests, or inside fixtures, not here: pytest rewrites the
+# plugin's asserts only if it is the first to import it.
 pytest_plugins = ["sitemap_server.testing"]
 
 
@@ -106,4 +107,6 @@ def oembed_app(app_with, _oembed_httpd):
 @pytest.fixture
 def oembed_api(clean_database, oembed_app, oembed_server, api_token) -> TestApp:
     """The admin API of an application that fetches metadata from ``oembed_server``."""
+    from sitemap_server.testing import client
+
     return client(oembed_app, api_token)
