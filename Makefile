@@ -7,6 +7,11 @@ BIN := $(VENV)/bin
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 PLUGIN_DIRS := $(patsubst %/pyproject.toml,%,$(PLUGINS))
 PLUGIN_TESTS := $(wildcard plugins/*/tests)
+# Every core at work (at most 4: each worker has its own database and servers); a test
+# file stays on one worker, so the servers and venvs a module builds are built once.
+PYTEST := $(BIN)/pytest -n auto --maxprocesses 4 --dist loadfile
+# schemathesis's fuzzing passes under pytest-xdist without sending a request: it runs alone.
+FUZZ := tests/functional/test_api_fuzz.py
 
 .PHONY: install run test lint test-sqlite test-postgres test-deploy clean
 
@@ -36,15 +41,18 @@ lint: install
 # production.ini alone in a directory, migrate, serve, uninstall a plugin) run once, on
 # PostgreSQL.
 test-sqlite: install
-	SITEMAP_SERVER_TEST_PLUGINS=none $(BIN)/pytest tests --ignore=tests/e2e --ignore=tests/deploy
+	SITEMAP_SERVER_TEST_PLUGINS=none $(PYTEST) tests --ignore=tests/e2e --ignore=tests/deploy \
+		--ignore=$(FUZZ)
+	SITEMAP_SERVER_TEST_PLUGINS=none $(BIN)/pytest $(FUZZ)
 	scripts/ensure-chromium
-	$(BIN)/pytest $(PLUGIN_TESTS) tests/e2e
+	$(PYTEST) $(PLUGIN_TESTS) tests/e2e
 
 test-postgres: install
-	scripts/with-postgres $(BIN)/pytest tests --ignore=tests/e2e $(PLUGIN_TESTS)
+	scripts/with-postgres sh -c \
+		'$(PYTEST) tests --ignore=tests/e2e --ignore=$(FUZZ) $(PLUGIN_TESTS) && $(BIN)/pytest $(FUZZ)'
 
 test-deploy: install
-	scripts/with-postgres $(BIN)/pytest tests/deploy
+	scripts/with-postgres $(PYTEST) tests/deploy
 
 test: lint test-sqlite test-postgres
 

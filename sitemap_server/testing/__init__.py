@@ -31,7 +31,8 @@ from typing import Any
 
 import pytest
 import requests
-from sqlalchemy import Engine, MetaData, insert, inspect, select, text
+from sqlalchemy import Engine, MetaData, create_engine, insert, inspect, select, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from .. import main, migrations
@@ -72,11 +73,31 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 @pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The test database: a new SQLite file, or ``SITEMAP_SERVER_TEST_DATABASE_URL``.
+    Under pytest-xdist (``-n``) each worker has its own: on PostgreSQL a database named
+    after the given one and the worker, on the same server, dropped at the end."""
     url = os.environ.get(TEST_DATABASE_ENV)
-    if url:
-        return url
-    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite'}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not url or (make_url(url).get_backend_name() == "sqlite" and worker):
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite'}"
+        return
+    if not worker:
+        yield url
+        return
+    given = make_url(url)
+    own = f"{given.database}_{worker}"
+    server = create_engine(given, isolation_level="AUTOCOMMIT")
+    drop = text(f'DROP DATABASE IF EXISTS "{own}" WITH (FORCE)')
+    with server.connect() as conn:
+        conn.execute(drop)
+        conn.execute(text(f'CREATE DATABASE "{own}"'))
+    try:
+        yield given.set(database=own).render_as_string(hide_password=False)
+    finally:
+        with server.connect() as conn:
+            conn.execute(drop)
+        server.dispose()
 
 
 @pytest.fixture(scope="session")
@@ -442,27 +463,40 @@ def serve_production(
     env = server_environment(
         SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=site_url
     )
+    with running(pserve_production(port), PROJECT_ROOT, env, log, port, ready_path) as base:
+        yield base
+
+
+@contextmanager
+def running(
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    port: int,
+    ready_path: str = "/robots.txt",
+) -> Iterator[str]:
+    """A server started with ``command``, listening on ``port`` of 127.0.0.1: its base URL
+    once ``ready_path`` answers (within ``SERVER_STARTUP_SECONDS``). Its output goes to
+    ``log``; it is stopped afterwards, whatever happens."""
     with log.open("wb") as output:
         process = subprocess.Popen(
-            pserve_production(port),
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
+            command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT
         )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SERVER_STARTUP_SECONDS
         while True:
             if process.poll() is not None:
-                pytest.fail(f"pserve exited with {process.returncode}:\n{log.read_text()}")
+                pytest.fail(f"{command[0]} exited with {process.returncode}:\n{log.read_text()}")
             try:
                 requests.get(base + ready_path, timeout=2)
                 break
             except requests.ConnectionError:
                 if time.monotonic() > deadline:
                     pytest.fail(
-                        f"pserve did not answer in {SERVER_STARTUP_SECONDS} s:\n{log.read_text()}"
+                        f"{command[0]} did not answer in {SERVER_STARTUP_SECONDS} s:\n"
+                        + log.read_text()
                     )
                 time.sleep(0.1)  # polling the starting server, bounded by the deadline
         yield base

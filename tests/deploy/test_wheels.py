@@ -16,7 +16,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from sitemap_server.testing import (
     SITEMAP_NS,
     free_port,
     parse_sitemap,
+    running,
     server_environment,
 )
 
@@ -45,7 +45,6 @@ DISTRIBUTIONS = {
     "sitemap_server_news": PROJECT_ROOT / "plugins" / "news",
 }
 TEST_PACKAGES = ("pytest", "webtest", "hypothesis", "schemathesis", "playwright")
-STARTUP_SECONDS = 60
 NS = {"s": SITEMAP_NS}
 LOCS = "s:url/s:loc"
 SITEMAPS = "s:sitemap/s:loc"
@@ -149,31 +148,12 @@ class Deployment:
     @contextmanager
     def serving(self, log: Path) -> Iterator[BaseUrlSession]:
         """``pserve production.ini`` running: a session whose paths are relative to it."""
-        command = [self.bin / "pserve", self.ini, f"listen=127.0.0.1:{self.port}"]
-        with log.open("wb") as output:
-            process = subprocess.Popen(
-                command, cwd=self.cwd, env=self.env, stdout=output, stderr=subprocess.STDOUT
-            )
-        session = BaseUrlSession(f"http://127.0.0.1:{self.port}")
-        try:
-            deadline = time.monotonic() + STARTUP_SECONDS
-            while True:
-                assert process.poll() is None, f"pserve exited:\n{log.read_text()}"
-                try:
-                    session.get("/robots.txt", timeout=5)
-                    break
-                except requests.ConnectionError:
-                    assert time.monotonic() < deadline, f"pserve is silent:\n{log.read_text()}"
-                    time.sleep(0.2)  # polling the starting server, bounded by the deadline
+        command = [str(self.bin / "pserve"), str(self.ini), f"listen=127.0.0.1:{self.port}"]
+        with (
+            running(command, self.cwd, self.env, log, self.port) as base,
+            BaseUrlSession(base) as session,
+        ):
             yield session
-        finally:
-            session.close()
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 class BaseUrlSession(requests.Session):

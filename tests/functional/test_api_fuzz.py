@@ -8,6 +8,7 @@ checked against the document by the app itself (``validate_responses`` is on in 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -20,6 +21,11 @@ from sitemap_server.api.schema import build_spec
 from sitemap_server.models import metadata
 from sitemap_server.plugins import get_plugin_manager
 from sitemap_server.testing import installed_plugins_loaded
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Under pytest-xdist schemathesis's test passes without sending a single request (a
+    # 500 on every call went unnoticed): this file runs in a plain pytest process.
+    pytest.fail("run tests/functional/test_api_fuzz.py without -n (pytest-xdist)", pytrace=False)
 
 # POST /api/import documents its body as one string; to reach the importer's rules the
 # generator is told what the string really holds: a list of ImportLine objects (one JSON
