@@ -151,6 +151,43 @@ def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
     print("sitemaps rebuilt")
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .sitemaps.check import check
+
+    settings = load_settings(args.config)
+    with database(settings) as session:
+        report = check(session, repair=args.repair)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "differences": [d.as_dict() for d in report.differences],
+                    "count": report.count,
+                    "entries": report.entries,
+                    "repaired": report.repaired,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for d in report.differences:
+            plain = d.as_dict()
+            print(f"{d.provider}\t{d.where}\t{d.field}: stored {plain['stored']!r}", end="")
+            print(f", expected {plain['expected']!r}")
+        if report.count > len(report.differences):
+            print(f"… and {report.count - len(report.differences)} more")
+        if not report.count:
+            print(f"the stored sitemaps are what the content implies ({report.entries} entries)")
+        elif report.repaired:
+            print(f"{report.count} difference(s) repaired", file=sys.stderr)
+        else:
+            print(
+                f"{report.count} difference(s); `check --repair` stores the rebuild",
+                file=sys.stderr,
+            )
+    return 1 if report.count else 0
+
+
 def cmd_worker(args: argparse.Namespace) -> None:
     from .notify.worker import Worker
 
@@ -291,6 +328,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rebuild.set_defaults(func=cmd_rebuild_sitemaps)
 
+    check = commands.add_parser(
+        "check",
+        help="compare the stored sitemaps with a rebuild from the content; exit 1 if they differ",
+    )
+    check.add_argument(
+        "--repair",
+        action="store_true",
+        help="store the rebuild where they differ (one transaction)",
+    )
+    check.add_argument("--json", action="store_true", help="the differences as JSON")
+    check.set_defaults(func=cmd_check)
+
     worker = commands.add_parser(
         "worker", help="send pings and IndexNow submissions as sitemaps change (until stopped)"
     )
@@ -315,9 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    func: Callable[[argparse.Namespace], None] = args.func
+    func: Callable[[argparse.Namespace], int | None] = args.func
     try:
-        func(args)
+        status = func(args)
     except (CommandError, SettingsError) as exc:
         print(f"sitemap-server: {exc}", file=sys.stderr)
         return 2
@@ -328,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {where}{problem.field or ''}: {problem.message}", file=sys.stderr)
         print("nothing was changed", file=sys.stderr)
         return 1
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

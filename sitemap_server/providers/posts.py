@@ -47,8 +47,10 @@ class PostTypeProvider(Provider):
         keys = _touched(ctx, changes, self.name)
         if keys and self.hierarchical:
             keys |= descendants(ctx.session, keys)
-        if self.name != "post" and _touched(ctx, changes, "post"):
-            # The static home page and the posts page are dated by the newest post.
+        if self.name != "post" and (_touched(ctx, changes, "post") or _gone(ctx, changes)):
+            # The static home page and the posts page are dated by the newest post. A
+            # deleted post may have been one: the "post" sitemap, refreshed first, no
+            # longer lists it, and its type is gone with it.
             keys |= {ctx.settings.posts_page_id or 0}
         if keys:
             keys.add(0)  # the home page or archive may take a new date
@@ -185,6 +187,14 @@ def _touched(ctx: BuildContext, changes: ContentChanges, post_type: str) -> set[
             )
         )
     return found
+
+
+def _gone(ctx: BuildContext, changes: ContentChanges) -> set[int]:
+    """The changed posts that no longer exist (deleted in this transaction)."""
+    existing: set[int] = set()
+    for batch in chunks(sorted(changes.posts)):
+        existing.update(ctx.session.scalars(select(Post.id).where(Post.id.in_(batch))))
+    return changes.posts - existing
 
 
 def descendants(session: Session, ids: set[int]) -> set[int]:

@@ -26,8 +26,8 @@ def sitemap_providers(session: Session) -> list[Provider]:
 
 
 class TaxonomyProvider(Provider):
-    """S-203: a term is listed when it has a listed post of its own; its lastmod is the
-    newest of its listed posts, its descendants' included in hierarchical taxonomies."""
+    """S-203: a term is listed when it has a listed post, its descendants' included in a
+    hierarchical taxonomy; its lastmod is the newest of those posts."""
 
     kind = "term"
     order = 30
@@ -61,7 +61,8 @@ class TaxonomyProvider(Provider):
             kids = [k for t in frontier for k in children.get(t, []) if k not in keys]
             keys.update(kids)
             frontier = kids
-        return {k for k in keys if k in parents}
+        # A deleted term is no longer in ``parents`` but may still be listed here.
+        return {k for k in keys if k in parents} | set(changes.terms)
 
     def _own_newest(
         self, ctx: BuildContext, term_ids: list[int] | None
@@ -112,8 +113,10 @@ class TaxonomyProvider(Provider):
             else:
                 own = self._own_newest(ctx, sorted({i for ids in subtree.values() for i in ids}))
             for term in terms:
-                if term.id not in own:
-                    continue  # no listed post of its own
+                # S-203: a listed post of its own or, in a hierarchical taxonomy, of a
+                # descendant (as WordPress shows them on the term's archive).
+                if not any(i in own for i in subtree[term.id]):
+                    continue
                 dates = [d for i in subtree[term.id] if (d := own.get(i)) is not None]
                 url = ctx.links.term(term)
                 if not eligibility.canonical_allows(term.canonical, url):

@@ -281,9 +281,11 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
 
 def delete_post(session: Session, post: Post) -> None:
     """Children move up to the post's parent; settings that named the post are cleared."""
+    # The children's URLs lose the post's slug: they (and their descendants) move too.
+    children = set(session.scalars(select(Post.id).where(Post.parent_id == post.id)))
     record(
         session,
-        posts={post.id},
+        posts={post.id, *children},
         authors={post.author_id},
         terms={t.id for t in post.terms},
     )

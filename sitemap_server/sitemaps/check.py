@@ -1,0 +1,180 @@
+"""``sitemap-server check``: the stored sitemaps compared with a rebuild from the content.
+
+Every write keeps ``sitemap_entries``, ``sitemap_pages`` and the providers' ``due_at``
+current (``maintenance``); this is how to know they are. The stored state is copied aside,
+every provider is rebuilt from the content in a savepoint (``refresh`` with
+``everything``, the same code as ``rebuild-sitemaps``), and the two are compared entry by
+entry, in key order, without holding either in memory. The savepoint is rolled back, or
+kept with ``repair``, so a check changes nothing and a repair is one transaction.
+
+Versions are not compared: a rebuild bumps them, and only their order means anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Table, column, select, table, text
+from sqlalchemy.orm import Session
+
+from ..models import SitemapEntry, SitemapPage, SitemapVersion
+from .changes import ContentChanges
+from .maintenance import catch_up, refresh
+
+ENTRY_FIELDS = ("path", "lastmod", "images", "extra", "size")
+PAGE_FIELDS = ("first_key", "first_part", "last_key", "last_part", "entries", "lastmod")
+STORED_ENTRIES = "check_stored_entries"
+# Differences kept for the report; a count of all of them is always given.
+MAX_REPORTED = 1000
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One thing stored that a rebuild would store otherwise."""
+
+    provider: str
+    where: str  # "/2024/05/hello/ (key 12, part 1)", "page 2", "due_at"
+    field: str  # a column, or "listed" for an entry or page only one side has
+    stored: Any
+    expected: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "where": self.where,
+            "field": self.field,
+            "stored": _plain(self.stored),
+            "expected": _plain(self.expected),
+        }
+
+
+@dataclass
+class Report:
+    differences: list[Difference] = field(default_factory=list)
+    count: int = 0  # all of them, reported or not
+    entries: int = 0  # entries a rebuild stores
+    repaired: bool = False
+
+    def add(self, difference: Difference) -> None:
+        self.count += 1
+        if len(self.differences) < MAX_REPORTED:
+            self.differences.append(difference)
+
+
+def check(session: Session, repair: bool = False) -> Report:
+    """Compare what is stored with a rebuild; with ``repair``, keep the rebuild when they
+    differ. Scheduled changes that are due are brought in first, as the next request
+    would, so they are not reported."""
+    report = Report()
+    savepoint = session.begin_nested()
+    try:
+        catch_up(session)
+        stored_pages = _pages(session)
+        stored_dues = _dues(session)
+        session.execute(text(f"DROP TABLE IF EXISTS {STORED_ENTRIES}"))
+        session.execute(
+            text(f"CREATE TEMPORARY TABLE {STORED_ENTRIES} AS SELECT * FROM sitemap_entries")
+        )
+        refresh(session, ContentChanges(everything=True))
+        session.flush()
+        _compare_entries(session, report)
+        _compare_rows(report, "page", stored_pages, _pages(session), PAGE_FIELDS)
+        expected_dues = _dues(session)
+        for provider in sorted(stored_dues.keys() | expected_dues.keys()):
+            stored, expected = stored_dues.get(provider), expected_dues.get(provider)
+            if stored != expected:
+                report.add(Difference(provider, "due_at", "due_at", stored, expected))
+        session.execute(text(f"DROP TABLE {STORED_ENTRIES}"))
+    except BaseException:
+        savepoint.rollback()
+        raise
+    if repair and report.count:
+        savepoint.commit()
+        report.repaired = True
+    else:
+        savepoint.rollback()
+    return report
+
+
+def _stored_entries() -> Any:
+    return table(STORED_ENTRIES, *(column(c.name, c.type) for c in _entry_table().columns))
+
+
+def _entry_table() -> Table:
+    entries: Table = SitemapEntry.__table__  # type: ignore[assignment]
+    return entries
+
+
+def _ordered_entries(session: Session, source: Any) -> Iterator[Any]:
+    statement = select(source).order_by(source.c.provider, source.c.key, source.c.part)
+    yield from session.execute(statement.execution_options(yield_per=2000))
+
+
+def _compare_entries(session: Session, report: Report) -> None:
+    """A merge of the two sets of entries, both in (provider, key, part) order."""
+    stored = _ordered_entries(session, _stored_entries())
+    expected = _ordered_entries(session, _entry_table())
+    old, new = next(stored, None), next(expected, None)
+    while old is not None or new is not None:
+        if new is None or (old is not None and _position(old) < _position(new)):
+            assert old is not None  # the loop goes on while one of them is left
+            report.add(Difference(old.provider, _where(old), "listed", True, False))
+            old = next(stored, None)
+            continue
+        report.entries += 1
+        if old is None or _position(old) > _position(new):
+            report.add(Difference(new.provider, _where(new), "listed", False, True))
+        else:
+            for name in ENTRY_FIELDS:
+                stored_value, expected_value = getattr(old, name), getattr(new, name)
+                if stored_value != expected_value:
+                    report.add(
+                        Difference(new.provider, _where(new), name, stored_value, expected_value)
+                    )
+            old = next(stored, None)
+        new = next(expected, None)
+
+
+def _position(entry: Any) -> tuple[str, int, int]:
+    return entry.provider, entry.key, entry.part
+
+
+def _where(entry: Any) -> str:
+    return f"{entry.path} (key {entry.key}, part {entry.part})"
+
+
+def _pages(session: Session) -> dict[tuple[str, int], Any]:
+    rows = session.execute(select(SitemapPage.__table__))
+    return {(row.provider, row.page): row for row in rows}
+
+
+def _dues(session: Session) -> dict[str, Any]:
+    rows = session.execute(select(SitemapVersion.provider, SitemapVersion.due_at))
+    return {provider: due_at for provider, due_at in rows}
+
+
+def _compare_rows(
+    report: Report,
+    kind: str,
+    stored: dict[tuple[str, int], Any],
+    expected: dict[tuple[str, int], Any],
+    fields: tuple[str, ...],
+) -> None:
+    for provider, number in sorted(stored.keys() | expected.keys()):
+        old, new = stored.get((provider, number)), expected.get((provider, number))
+        where = f"{kind} {number}"
+        if old is None or new is None:
+            report.add(Difference(provider, where, "listed", old is not None, new is not None))
+            continue
+        for name in fields:
+            if getattr(old, name) != getattr(new, name):
+                report.add(
+                    Difference(provider, where, name, getattr(old, name), getattr(new, name))
+                )
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: dates as ISO 8601 strings."""
+    return value.isoformat() if hasattr(value, "isoformat") else value
