@@ -44,13 +44,14 @@ class PostTypeProvider(Provider):
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         """The changed posts of this type, or listed here until now (deleted ones too),
         their descendants (their URLs contain the parent's slug), and key 0."""
-        keys = _touched(ctx, changes, self.name)
+        # A deleted post's type is gone with it: it may have been of this type, listed
+        # or scheduled (the next due time), or a post dating the home page.
+        gone = _gone(ctx, changes)
+        keys = _touched(ctx, changes, self.name) | gone
         if keys and self.hierarchical:
             keys |= descendants(ctx.session, keys)
-        if self.name != "post" and (_touched(ctx, changes, "post") or _gone(ctx, changes)):
-            # The static home page and the posts page are dated by the newest post. A
-            # deleted post may have been one: the "post" sitemap, refreshed first, no
-            # longer lists it, and its type is gone with it.
+        if self.name != "post" and (_touched(ctx, changes, "post") or gone):
+            # The static home page and the posts page are dated by the newest post.
             keys |= {ctx.settings.posts_page_id or 0}
         if keys:
             keys.add(0)  # the home page or archive may take a new date

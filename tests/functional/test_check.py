@@ -153,3 +153,11 @@ def test_a_parent_category_whose_posts_are_in_its_children_is_listed(app_session
     assert f"{SITE_URL}/category/world/" in listed
     assert f"{SITE_URL}/category/world/europe/" in listed
     assert differences(app_session) == []
+
+
+def test_deleting_a_scheduled_post_forgets_its_time(app_session, api):
+    """Found by the model-based test: the provider kept waiting for the deleted post."""
+    scheduled = api.post_json("/api/posts", post("Later", "2099-01-01T00:00:00+00:00")).json
+    api.delete(f"/api/posts/{scheduled['id']}", status=204)
+
+    assert differences(app_session) == []
