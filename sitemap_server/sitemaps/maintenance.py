@@ -98,14 +98,26 @@ def refresh(session: Session, changes: ContentChanges) -> None:
             gone = table.provider.not_in([*names, SITE])
             session.execute(delete(table).where(gone))
     stored = stored_dues(session)
+    # A provider whose time has come (a scheduled post went live) and that no request has
+    # caught up yet: what became due is brought in with this write. Refreshed without it,
+    # its next due time would move past the change, which would then never be made.
+    overdue = set()
+    for provider in providers:
+        due_at = stored.get(provider.name)
+        if not changes.everything and due_at is not None and due_at <= ctx.now:
+            found = provider.due_changes(ctx, due_at)
+            if found is None:
+                overdue.add(provider.name)
+            else:
+                changes.merge(found)
     for provider in providers:
         if (changes.site or changes.whole_site) and not (
-            changes.everything or changes.posts or changes.authors or changes.terms
+            changes.everything or changes.posts or changes.authors or changes.terms or overdue
         ):
             break
         # A provider the database has no version of was never built here (a plugin just
         # installed, or enabled again after a rebuild without it): build all of it.
-        whole = changes.everything or provider.name not in stored
+        whole = changes.everything or provider.name not in stored or provider.name in overdue
         keys = None if whole else provider.affected_keys(ctx, changes)
         if keys is None or keys:
             update_provider(ctx, provider, keys, stored)

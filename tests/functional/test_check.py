@@ -161,3 +161,14 @@ def test_deleting_a_scheduled_post_forgets_its_time(app_session, api):
     api.delete(f"/api/posts/{scheduled['id']}", status=204)
 
     assert differences(app_session) == []
+
+
+def test_a_write_after_a_scheduled_post_went_live_brings_it_in(app_session, api, clock):
+    """Found by the model-based test: a write after the post's time, before any request,
+    moved the sitemap's next due time past it, so the post was never listed."""
+    now = api.post_json("/api/posts", post("Now", "2024-03-01T12:00:00+00:00")).json
+    api.post_json("/api/posts", post("Later", "2099-01-01T00:00:00+00:00"))
+    clock.advance(days=365 * 80)
+    api.patch_json(f"/api/posts/{now['id']}", {"title": "Now, edited"})
+
+    assert differences(app_session) == []
