@@ -8,8 +8,8 @@ the page size; and time passing scheduled posts. After every step, ``check`` (a 
 of every sitemap from the content, compared entry by entry) must find nothing.
 
 Seeded (``derandomize``), so a failure replays the same way; each failure it found is a
-regular test in ``test_check.py``. A first step: its 900 steps found one divergence (a
-deleted scheduled post), but not yet every known one (with the fix for deleted terms of a
+regular test in ``test_check.py``. A first step: its 900 steps (360 on PostgreSQL) found
+two divergences (scheduled posts), but not yet every known one (with the fix for deleted terms of a
 hierarchical taxonomy undone, it passes). Still to come (issue 13): more steps, the plain
 reference written from the spec, post types and taxonomies, site URL and time zone, parts,
 images, the plugins' fields.
@@ -257,10 +257,13 @@ def test_after_any_writes_the_stored_sitemaps_equal_a_rebuild(
     wsgi_app, clean_database, _migrated_rows, app_session
 ):
     machine = machine_for(wsgi_app, clean_database, _migrated_rows, app_session)
+    # A step (a write and a rebuild of every sitemap) costs several times more on
+    # PostgreSQL: fewer sequences there keep the test command under its time budget.
+    on_postgresql = clean_database.dialect.name == "postgresql"
     run_state_machine_as_test(
         machine,
         settings=settings(
-            max_examples=30,
+            max_examples=12 if on_postgresql else 30,
             stateful_step_count=30,
             derandomize=True,
             database=None,
