@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from xml.etree import ElementTree
 
-from sqlalchemy import MetaData, create_engine, text
+from common import drop_all_tables
 from waitress.adjustments import Adjustments
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,13 +114,7 @@ def environment(database_url: str) -> dict[str, str]:
 def prepare(database_url: str, env: dict[str, str], directory: Path, posts: int) -> None:
     """A migrated database holding ``posts`` posts by 10 authors in 5 categories."""
     if not database_url.startswith("sqlite"):
-        engine = create_engine(database_url)
-        meta = MetaData()
-        meta.reflect(engine)
-        with engine.begin() as conn:
-            meta.drop_all(conn)
-            conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
-        engine.dispose()
+        drop_all_tables(database_url)
     site = directory / "site.ndjson"
     with site.open("w") as out:
         for i in range(1, 11):

@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sqlalchemy import MetaData, create_engine, text
+from common import drop_all_tables
+from sqlalchemy import create_engine, text
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -69,13 +70,7 @@ def write_ini(directory: Path, url: str) -> Path:
 
 
 def fresh_database(url: str, ini: Path) -> None:
-    engine = create_engine(url)
-    meta = MetaData()
-    meta.reflect(engine)
-    with engine.begin() as conn:
-        meta.drop_all(conn)
-        conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
-    engine.dispose()
+    drop_all_tables(url)
     subprocess.run(
         [BIN / "sitemap-server", "--config", ini, "migrate"], check=True, capture_output=True
     )

@@ -35,7 +35,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import MetaData, create_engine, func, insert, select, text
+from common import drop_all_tables
+from sqlalchemy import func, insert, select
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -123,13 +124,7 @@ def main() -> None:
             url = f"sqlite:///{directory / 'bench.sqlite'}"
         else:
             url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
-            meta = MetaData()
-            engine = create_engine(url)
-            meta.reflect(engine)
-            with engine.begin() as conn:
-                meta.drop_all(conn)
-                conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
-            engine.dispose()
+            drop_all_tables(url)
         ini = directory / "bench.ini"
         ini.write_text(
             "[app:main]\nuse = egg:sitemap-server\n"

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from common import drop_all_tables
 from sqlalchemy import MetaData, create_engine, insert, text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -278,13 +279,7 @@ def main() -> None:
             url = f"sqlite:///{directory / 'bench.sqlite'}"
         else:
             url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
-            engine = create_engine(url)
-            meta = MetaData()
-            meta.reflect(engine)
-            with engine.begin() as conn:
-                meta.drop_all(conn)
-                conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
-            engine.dispose()
+            drop_all_tables(url)
         port = free_port()
         ini = write_ini(directory, url, port, args.plugins or args.videos > 0 or args.news > 0)
         cli(ini, "migrate")

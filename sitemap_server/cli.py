@@ -158,17 +158,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with database(settings) as session:
         report = check(session, repair=args.repair)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "differences": [d.as_dict() for d in report.differences],
-                    "count": report.count,
-                    "entries": report.entries,
-                    "repaired": report.repaired,
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(report.as_dict(), indent=2))
     else:
         for d in report.differences:
             plain = d.as_dict()

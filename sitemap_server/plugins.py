@@ -44,12 +44,16 @@ def get_plugin_manager(
     manager.add_hookspecs(hookspecs)
     for name in BUILTIN_PLUGINS:
         manager.register(importlib.import_module(name), name=name)
-    installed = {entry_point.name for entry_point in importlib.metadata.entry_points(group=PROJECT)}
-    for name in disabled:
-        if name not in installed:
-            # A misspelt name would leave the plugin on without a word.
-            log.warning("sitemap_server.disabled_plugins: no installed plugin is named %r", name)
-        manager.set_blocked(name)
+    disabled = list(disabled)
+    if disabled:
+        installed = {ep.name for ep in importlib.metadata.entry_points(group=PROJECT)}
+        for name in disabled:
+            if name not in installed:
+                # A misspelt name would leave the plugin on without a word.
+                log.warning(
+                    "sitemap_server.disabled_plugins: no installed plugin is named %r", name
+                )
+            manager.set_blocked(name)
     if load_entrypoints:
         manager.load_setuptools_entrypoints(PROJECT)
     # A misspelt hook in any plugin fails here, at start-up, not silently never runs.

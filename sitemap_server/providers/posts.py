@@ -44,13 +44,14 @@ class PostTypeProvider(Provider):
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         """The changed posts of this type, or listed here until now (deleted ones too),
         their descendants (their URLs contain the parent's slug), and key 0."""
+        types = _types(ctx, changes.posts)
         # A deleted post's type is gone with it: it may have been of this type, listed
         # or scheduled (the next due time), or a post dating the home page.
-        gone = _gone(ctx, changes)
-        keys = _touched(ctx, changes, self.name) | gone
+        gone = changes.posts - types.keys()
+        keys = _touched(ctx, changes, self.name, types) | gone
         if keys and self.hierarchical:
             keys |= descendants(ctx.session, keys)
-        if self.name != "post" and (_touched(ctx, changes, "post") or gone):
+        if self.name != "post" and (gone or _touched(ctx, changes, "post", types)):
             # The static home page and the posts page are dated by the newest post.
             keys |= {ctx.settings.posts_page_id or 0}
         if keys:
@@ -173,13 +174,22 @@ def _newest(ctx: BuildContext, provider: str) -> datetime | None:
     )
 
 
-def _touched(ctx: BuildContext, changes: ContentChanges, post_type: str) -> set[int]:
-    """Which of the changed posts are of ``post_type`` or are listed in its sitemap."""
-    found: set[int] = set()
+def _types(ctx: BuildContext, ids: set[int]) -> dict[int, str]:
+    """The type of each of the posts ``ids`` that still exists."""
+    found: dict[int, str] = {}
+    for batch in chunks(sorted(ids)):
+        rows = ctx.session.execute(select(Post.id, Post.type).where(Post.id.in_(batch)))
+        found.update({row.id: row.type for row in rows})
+    return found
+
+
+def _touched(
+    ctx: BuildContext, changes: ContentChanges, post_type: str, types: dict[int, str]
+) -> set[int]:
+    """Which of the changed posts are of ``post_type`` (``types``: theirs, from ``_types``)
+    or are listed in its sitemap."""
+    found = {post_id for post_id, of_type in types.items() if of_type == post_type}
     for batch in chunks(sorted(changes.posts)):
-        found.update(
-            ctx.session.scalars(select(Post.id).where(Post.id.in_(batch), Post.type == post_type))
-        )
         found.update(
             ctx.session.scalars(
                 select(SitemapEntry.key).where(
@@ -188,14 +198,6 @@ def _touched(ctx: BuildContext, changes: ContentChanges, post_type: str) -> set[
             )
         )
     return found
-
-
-def _gone(ctx: BuildContext, changes: ContentChanges) -> set[int]:
-    """The changed posts that no longer exist (deleted in this transaction)."""
-    existing: set[int] = set()
-    for batch in chunks(sorted(changes.posts)):
-        existing.update(ctx.session.scalars(select(Post.id).where(Post.id.in_(batch))))
-    return changes.posts - existing
 
 
 def descendants(session: Session, ids: set[int]) -> set[int]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Table, column, select, table, text
 from sqlalchemy.orm import Session
@@ -25,6 +25,7 @@ from .maintenance import catch_up, refresh
 
 ENTRY_FIELDS = ("path", "lastmod", "images", "extra", "size")
 PAGE_FIELDS = ("first_key", "first_part", "last_key", "last_part", "entries", "lastmod")
+ENTRIES = cast(Table, SitemapEntry.__table__)
 STORED_ENTRIES = "check_stored_entries"
 # Differences kept for the report; a count of all of them is always given.
 MAX_REPORTED = 1000
@@ -57,6 +58,14 @@ class Report:
     entries: int = 0  # entries a rebuild stores
     repaired: bool = False
 
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "differences": [d.as_dict() for d in self.differences],
+            "count": self.count,
+            "entries": self.entries,
+            "repaired": self.repaired,
+        }
+
     def add(self, difference: Difference) -> None:
         self.count += 1
         if len(self.differences) < MAX_REPORTED:
@@ -80,7 +89,7 @@ def check(session: Session, repair: bool = False) -> Report:
         refresh(session, ContentChanges(everything=True))
         session.flush()
         _compare_entries(session, report)
-        _compare_rows(report, "page", stored_pages, _pages(session), PAGE_FIELDS)
+        _compare_pages(report, stored_pages, _pages(session))
         expected_dues = _dues(session)
         for provider in sorted(stored_dues.keys() | expected_dues.keys()):
             stored, expected = stored_dues.get(provider), expected_dues.get(provider)
@@ -99,12 +108,7 @@ def check(session: Session, repair: bool = False) -> Report:
 
 
 def _stored_entries() -> Any:
-    return table(STORED_ENTRIES, *(column(c.name, c.type) for c in _entry_table().columns))
-
-
-def _entry_table() -> Table:
-    entries: Table = SitemapEntry.__table__  # type: ignore[assignment]
-    return entries
+    return table(STORED_ENTRIES, *(column(c.name, c.type) for c in ENTRIES.columns))
 
 
 def _ordered_entries(session: Session, source: Any) -> Iterator[Any]:
@@ -115,7 +119,7 @@ def _ordered_entries(session: Session, source: Any) -> Iterator[Any]:
 def _compare_entries(session: Session, report: Report) -> None:
     """A merge of the two sets of entries, both in (provider, key, part) order."""
     stored = _ordered_entries(session, _stored_entries())
-    expected = _ordered_entries(session, _entry_table())
+    expected = _ordered_entries(session, ENTRIES)
     old, new = next(stored, None), next(expected, None)
     while old is not None or new is not None:
         if new is None or (old is not None and _position(old) < _position(new)):
@@ -155,20 +159,16 @@ def _dues(session: Session) -> dict[str, Any]:
     return {provider: due_at for provider, due_at in rows}
 
 
-def _compare_rows(
-    report: Report,
-    kind: str,
-    stored: dict[tuple[str, int], Any],
-    expected: dict[tuple[str, int], Any],
-    fields: tuple[str, ...],
+def _compare_pages(
+    report: Report, stored: dict[tuple[str, int], Any], expected: dict[tuple[str, int], Any]
 ) -> None:
     for provider, number in sorted(stored.keys() | expected.keys()):
         old, new = stored.get((provider, number)), expected.get((provider, number))
-        where = f"{kind} {number}"
+        where = f"page {number}"
         if old is None or new is None:
             report.add(Difference(provider, where, "listed", old is not None, new is not None))
             continue
-        for name in fields:
+        for name in PAGE_FIELDS:
             if getattr(old, name) != getattr(new, name):
                 report.add(
                     Difference(provider, where, name, getattr(old, name), getattr(new, name))

@@ -13,6 +13,7 @@ also locks its row, so two writers never cut the same provider's pages at once.
 
 from __future__ import annotations
 
+import copy
 import logging
 import zlib
 from collections.abc import Iterable
@@ -85,6 +86,10 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     plugins = for_session(session)
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
+    stored = stored_dues(session)
+    overdue: set[str] = set()
+    if not changes.everything:
+        changes, overdue = _with_due_changes(ctx, providers, stored, changes)
     bulk = changes.everything or len(changes.posts) + len(changes.terms) >= BULK_CHANGE
     if bulk:  # the rows just loaded, before the queries that join them
         update_planner_statistics(session)
@@ -97,19 +102,6 @@ def refresh(session: Session, changes: ContentChanges) -> None:
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
             gone = table.provider.not_in([*names, SITE])
             session.execute(delete(table).where(gone))
-    stored = stored_dues(session)
-    # A provider whose time has come (a scheduled post went live) and that no request has
-    # caught up yet: what became due is brought in with this write. Refreshed without it,
-    # its next due time would move past the change, which would then never be made.
-    overdue = set()
-    for provider in providers:
-        due_at = stored.get(provider.name)
-        if not changes.everything and due_at is not None and due_at <= ctx.now:
-            found = provider.due_changes(ctx, due_at)
-            if found is None:
-                overdue.add(provider.name)
-            else:
-                changes.merge(found)
     for provider in providers:
         if (changes.site or changes.whole_site) and not (
             changes.everything or changes.posts or changes.authors or changes.terms or overdue
@@ -123,6 +115,31 @@ def refresh(session: Session, changes: ContentChanges) -> None:
             update_provider(ctx, provider, keys, stored)
             if bulk:  # later providers join the entries just stored
                 update_planner_statistics(session, SitemapEntry.__tablename__)
+
+
+def _with_due_changes(
+    ctx: BuildContext,
+    providers: list[Provider],
+    stored: dict[str, datetime | None],
+    changes: ContentChanges,
+) -> tuple[ContentChanges, set[str]]:
+    """``changes`` and what became due in providers whose time has come (a scheduled post
+    went live) but that no request has caught up yet; and those to rebuild whole for it.
+
+    Every refresh brings these in, a write's as well as ``catch_up``'s: refreshed without
+    them, a provider's next due time would move past the change, never to be made.
+    """
+    found = copy.deepcopy(changes)  # the caller's record stays as it was
+    whole: set[str] = set()
+    for provider in providers:
+        due_at = stored.get(provider.name)
+        if due_at is not None and due_at <= ctx.now:
+            due = provider.due_changes(ctx, due_at)
+            if due is None:
+                whole.add(provider.name)
+            else:
+                found.merge(due)
+    return found, whole
 
 
 def update_planner_statistics(session: Session, table: str | None = None) -> None:
@@ -154,16 +171,7 @@ def catch_up(session: Session) -> bool:
     ctx = build_context(session, plugins, providers)
     for provider in missing:
         update_provider(ctx, provider, None, stored)
-    changes = ContentChanges()
-    for provider in providers:
-        if provider.name not in due:
-            continue
-        found = provider.due_changes(ctx, due[provider.name])
-        if found is None:
-            update_provider(ctx, provider, None, stored)
-        else:
-            changes.merge(found)
-    refresh(session, changes)
+    refresh(session, ContentChanges())  # it brings in what is due
     # Whatever ``refresh`` did not look at is still due at a time that has passed.
     for provider in providers:
         if provider.name in due:

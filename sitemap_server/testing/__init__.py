@@ -17,6 +17,7 @@ the official sitemap XSDs, which ship in this package (``schemas/``, see its SOU
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import subprocess
@@ -85,15 +86,22 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not worker:
         yield url
         return
+    with database_beside(url, f"{make_url(url).database}_{worker}") as own:
+        yield own
+
+
+@contextmanager
+def database_beside(url: str, name: str) -> Iterator[str]:
+    """A new, empty PostgreSQL database ``name`` on the server of ``url``: its URL while
+    the block runs; dropped afterwards (connections still open to it included)."""
     given = make_url(url)
-    own = f"{given.database}_{worker}"
     server = create_engine(given, isolation_level="AUTOCOMMIT")
-    drop = text(f'DROP DATABASE IF EXISTS "{own}" WITH (FORCE)')
+    drop = text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     with server.connect() as conn:
         conn.execute(drop)
-        conn.execute(text(f'CREATE DATABASE "{own}"'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
     try:
-        yield given.set(database=own).render_as_string(hide_password=False)
+        yield given.set(database=name).render_as_string(hide_password=False)
     finally:
         with server.connect() as conn:
             conn.execute(drop)
@@ -299,6 +307,35 @@ def api_token(clean_database: Engine) -> str:
 def api(wsgi_app: Any, api_token: str) -> Any:
     """The application through WebTest, signed in with a bearer token."""
     return client(wsgi_app, api_token)
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """The commands configure logging from the ini file: the test run's is put back."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.fixture
+def cli(
+    ini_file: Path,
+    clean_database: Engine,
+    capsys: pytest.CaptureFixture[str],
+    restore_logging: None,
+) -> Callable[..., tuple[int, str, str]]:
+    """``cli("token", "list")`` runs ``sitemap-server`` on the test database: its exit
+    status, standard output and standard error."""
+    from ..cli import main as command
+
+    def run(*args: Any) -> tuple[int, str, str]:
+        status = command(["--config", str(ini_file), *map(str, args)])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
 
 
 class MovableClock:

@@ -25,12 +25,12 @@ from typing import Any
 
 import pytest
 import requests
-from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from sitemap_server.testing import (
     PROJECT_ROOT,
     SITEMAP_NS,
+    database_beside,
     free_port,
     parse_sitemap,
     running,
@@ -170,19 +170,11 @@ class BaseUrlSession(requests.Session):
 def database(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A database of the deployment's own: on the test database's PostgreSQL server, or a
     new SQLite file."""
-    url = make_url(database_url)
-    if url.get_backend_name() != "postgresql":
+    if make_url(database_url).get_backend_name() != "postgresql":
         yield f"sqlite:///{tmp_path_factory.mktemp('deploy-db') / 'sitemap.sqlite'}"
         return
-    name = "sitemap_deploy"
-    server = create_engine(url, isolation_level="AUTOCOMMIT")
-    with server.connect() as conn:
-        conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        conn.execute(text(f"CREATE DATABASE {name}"))
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with server.connect() as conn:
-        conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-    server.dispose()
+    with database_beside(database_url, "sitemap_deploy") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

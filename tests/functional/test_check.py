@@ -6,7 +6,6 @@ import json
 import pytest
 from sqlalchemy import delete, select, update
 
-from sitemap_server.cli import main
 from sitemap_server.demo import seed_demo
 from sitemap_server.models import SitemapEntry, SitemapPage
 from sitemap_server.sitemaps.check import check
@@ -14,15 +13,9 @@ from sitemap_server.testing import SITE_URL, url_locs
 
 
 @pytest.fixture
-def run_check(ini_file, clean_database, capsys):
+def run_check(cli):
     """``sitemap-server check`` on the test database: (exit status, stdout, stderr)."""
-
-    def run(*args):
-        status = main(["--config", str(ini_file), "check", *args])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
+    return lambda *args: cli("check", *args)
 
 
 def differences(app_session):

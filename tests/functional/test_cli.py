@@ -3,7 +3,6 @@
 import importlib.metadata
 import io
 import json
-import logging
 import sys
 
 import pytest
@@ -18,25 +17,8 @@ from sitemap_server.testing import installed_plugins_loaded
 
 
 @pytest.fixture(autouse=True)
-def _restore_logging():
-    """The command configures logging from the ini file; put the test run's back."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.fixture
-def cli(ini_file, clean_database, capsys):
-    """Run the command on the test database: (exit status, stdout, stderr)."""
-
-    def run(*args):
-        status = main(["--config", str(ini_file), *map(str, args)])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
+def _restore_logging(restore_logging):
+    """Tests here also call the command's ``main`` themselves (``cli`` restores it too)."""
 
 
 class Terminal(io.StringIO):
