@@ -11,6 +11,7 @@ from pyramid.exceptions import PredicateMismatch
 from pyramid.httpexceptions import HTTPException
 from pyramid.request import Request
 from pyramid.response import Response
+from sqlalchemy.orm.exc import ObjectDeletedError, StaleDataError
 
 from ..services.errors import FieldProblem, ServiceError
 from .openapi import OPENAPI, RequestInvalid
@@ -75,6 +76,16 @@ def http_exception_view(exc: HTTPException, request: Request) -> Response:
     return problem(exc.code or 500, detail)
 
 
+def concurrent_change_view(exc: Exception, request: Request) -> Response:
+    """A row this request changes was deleted or changed by another request since it was
+    read (StaleDataError, ObjectDeletedError): nothing was changed, the client may retry."""
+    log.info("concurrent change on %s %s: %s", request.method, request.path, exc)
+    return problem(
+        409,
+        "this was changed or deleted by another request at the same time; fetch it again and retry",
+    )
+
+
 def unexpected_error_view(exc: Exception, request: Request) -> Response:
     log.exception("unexpected error on %s %s", request.method, request.path)
     return problem(500, "an unexpected error happened; it has been logged")
@@ -95,4 +106,6 @@ def includeme(config: Configurator) -> None:
     config.add_forbidden_view(forbidden_view, path_info=r"^/api/")
     config.add_exception_view(not_allowed_view, context=PredicateMismatch, path_info=r"^/api/")
     config.add_exception_view(http_exception_view, context=HTTPException, path_info=r"^/api/")
+    for context in (StaleDataError, ObjectDeletedError):
+        config.add_exception_view(concurrent_change_view, context=context, path_info=r"^/api/")
     config.add_exception_view(unexpected_error_view, context=Exception, path_info=r"^/api/")

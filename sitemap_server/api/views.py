@@ -106,7 +106,7 @@ def get_post(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.post", request_method="PATCH")
 def update_post(request: Request) -> dict[str, Any]:
-    post = posts.get_post(request.dbsession, path_param(request, "id"))
+    post = posts.get_post(request.dbsession, path_param(request, "id"), for_update=True)
     posts.update_post(request.dbsession, post, body(request))
     return rep.post_dict(post, links(request))
 
@@ -114,7 +114,8 @@ def update_post(request: Request) -> dict[str, Any]:
 @api_view(route_name="api.post", request_method="DELETE")
 def delete_post(request: Request) -> Response:
     posts.delete_post(
-        request.dbsession, posts.get_post(request.dbsession, path_param(request, "id"))
+        request.dbsession,
+        posts.get_post(request.dbsession, path_param(request, "id"), for_update=True),
     )
     return no_content()
 
@@ -141,13 +142,13 @@ def get_post_type(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.post_type", request_method="PATCH")
 def update_post_type(request: Request) -> dict[str, Any]:
-    post_type = types.get_post_type(request.dbsession, path_param(request, "name"))
+    post_type = types.get_post_type(request.dbsession, path_param(request, "name"), for_update=True)
     return rep.post_type_dict(types.update_post_type(request.dbsession, post_type, body(request)))
 
 
 @api_view(route_name="api.post_type", request_method="DELETE")
 def delete_post_type(request: Request) -> Response:
-    post_type = types.get_post_type(request.dbsession, path_param(request, "name"))
+    post_type = types.get_post_type(request.dbsession, path_param(request, "name"), for_update=True)
     types.delete_post_type(request.dbsession, post_type)
     return no_content()
 
@@ -174,13 +175,13 @@ def get_taxonomy(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.taxonomy", request_method="PATCH")
 def update_taxonomy(request: Request) -> dict[str, Any]:
-    taxonomy = types.get_taxonomy(request.dbsession, path_param(request, "name"))
+    taxonomy = types.get_taxonomy(request.dbsession, path_param(request, "name"), for_update=True)
     return rep.taxonomy_dict(types.update_taxonomy(request.dbsession, taxonomy, body(request)))
 
 
 @api_view(route_name="api.taxonomy", request_method="DELETE")
 def delete_taxonomy(request: Request) -> Response:
-    taxonomy = types.get_taxonomy(request.dbsession, path_param(request, "name"))
+    taxonomy = types.get_taxonomy(request.dbsession, path_param(request, "name"), for_update=True)
     types.delete_taxonomy(request.dbsession, taxonomy)
     return no_content()
 
@@ -211,14 +212,14 @@ def get_author(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.author", request_method="PATCH")
 def update_author(request: Request) -> dict[str, Any]:
-    author = authors.get_author(request.dbsession, path_param(request, "id"))
+    author = authors.get_author(request.dbsession, path_param(request, "id"), for_update=True)
     authors.update_author(request.dbsession, author, body(request))
     return rep.author_dict(author, links(request))
 
 
 @api_view(route_name="api.author", request_method="DELETE")
 def delete_author(request: Request) -> Response:
-    author = authors.get_author(request.dbsession, path_param(request, "id"))
+    author = authors.get_author(request.dbsession, path_param(request, "id"), for_update=True)
     authors.delete_author(request.dbsession, author)
     return no_content()
 
@@ -253,7 +254,7 @@ def get_term(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.term", request_method="PATCH")
 def update_term(request: Request) -> dict[str, Any]:
-    term = terms.get_term(request.dbsession, path_param(request, "id"))
+    term = terms.get_term(request.dbsession, path_param(request, "id"), for_update=True)
     terms.update_term(request.dbsession, term, body(request))
     return rep.term_dict(term, links(request))
 
@@ -261,7 +262,8 @@ def update_term(request: Request) -> dict[str, Any]:
 @api_view(route_name="api.term", request_method="DELETE")
 def delete_term(request: Request) -> Response:
     terms.delete_term(
-        request.dbsession, terms.get_term(request.dbsession, path_param(request, "id"))
+        request.dbsession,
+        terms.get_term(request.dbsession, path_param(request, "id"), for_update=True),
     )
     return no_content()
 

@@ -6,9 +6,10 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
 
 from ..plugins import for_session
 from ..sitemaps.changes import record as record_change
@@ -18,12 +19,36 @@ from .ids import allocating_ids, check_allocated_ids, sync_sequences
 
 T = TypeVar("T")
 
+# A row this request changes was deleted (or changed) by another one since it was read.
+CHANGED_CONCURRENTLY = (
+    "the {what} was changed or deleted by another request at the same time; "
+    "fetch it again and retry"
+)
 
-def get_or_404(session: Session, model: type[T], key: Any, what: str) -> T:
-    obj = session.get(model, key)
+
+def get_or_404(
+    session: Session, model: type[T], key: Any, what: str, for_update: bool = False
+) -> T:
+    """The object, or a 404. ``for_update`` is for a request that changes or deletes it:
+    the object is read under a lock held until the transaction ends, so a concurrent
+    delete either waits for this request or has already removed it (and this is a 404)."""
+    if for_update:
+        take_write_lock(session)
+    obj = session.get(model, key, with_for_update=for_update or None)
     if obj is None:
         raise NotFound(f"{what} {key!r} does not exist")
     return obj
+
+
+def take_write_lock(session: Session) -> None:
+    """On SQLite, take the database's write lock now, before reading what will change.
+
+    SQLite has one writer at a time and no row locks, and pysqlite opens a transaction
+    only at the first write: without this, a request could read a row, another could
+    delete it, and the first would then update nothing. A write that matches no row takes
+    the lock all the same. PostgreSQL locks the rows themselves (``FOR UPDATE``)."""
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(text("UPDATE site_settings SET id = id WHERE 1 = 0"))
 
 
 def require_reference(session: Session, model: type[T], key: Any, field: str, what: str) -> T:
@@ -90,6 +115,8 @@ def flush(session: Session, what: str) -> None:
             session.flush()
     except IntegrityError as exc:
         raise Conflict(f"{what} conflicts with stored data: {exc.orig}") from exc
+    except StaleDataError as exc:
+        raise Conflict(CHANGED_CONCURRENTLY.format(what=what)) from exc
     check_allocated_ids((getattr(obj, "id", None) for obj in new), what)
     sync_sequences(session)
 

@@ -222,8 +222,8 @@ def prepare_post(
     return row, list(data.get("terms", []))
 
 
-def get_post(session: Session, post_id: int) -> Post:
-    return get_or_404(session, Post, post_id, "post")
+def get_post(session: Session, post_id: int, for_update: bool = False) -> Post:
+    return get_or_404(session, Post, post_id, "post", for_update)
 
 
 def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None = None) -> Post:

@@ -17,8 +17,8 @@ from .ids import use_explicit_id
 FIELDS = ("name", "description", "noindex", "canonical")
 
 
-def get_term(session: Session, term_id: int) -> Term:
-    return get_or_404(session, Term, term_id, "term")
+def get_term(session: Session, term_id: int, for_update: bool = False) -> Term:
+    return get_or_404(session, Term, term_id, "term", for_update)
 
 
 def _slug_taken(session: Session, taxonomy: str):

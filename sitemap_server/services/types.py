@@ -16,8 +16,8 @@ POST_TYPE_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_path"
 TAXONOMY_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_base")
 
 
-def get_post_type(session: Session, name: str) -> PostType:
-    return get_or_404(session, PostType, name, "post type")
+def get_post_type(session: Session, name: str, for_update: bool = False) -> PostType:
+    return get_or_404(session, PostType, name, "post type", for_update)
 
 
 def _check_pattern(pattern: str) -> None:
@@ -75,8 +75,8 @@ def delete_post_type(session: Session, post_type: PostType) -> None:
     changed(session, everything=True)
 
 
-def get_taxonomy(session: Session, name: str) -> Taxonomy:
-    return get_or_404(session, Taxonomy, name, "taxonomy")
+def get_taxonomy(session: Session, name: str, for_update: bool = False) -> Taxonomy:
+    return get_or_404(session, Taxonomy, name, "taxonomy", for_update)
 
 
 def create_taxonomy(session: Session, data: dict[str, Any]) -> Taxonomy:

@@ -66,13 +66,13 @@ def get_video(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="video.video", request_method="PATCH")
 def update_video(request: Request) -> dict[str, Any]:
-    video = services.get_video(request.dbsession, path_param(request, "id"))
+    video = services.get_video(request.dbsession, path_param(request, "id"), for_update=True)
     return video_dict(services.update_video(request.dbsession, video, body(request)))
 
 
 @api_view(route_name="video.video", request_method="DELETE")
 def delete_video(request: Request) -> Response:
-    video = services.get_video(request.dbsession, path_param(request, "id"))
+    video = services.get_video(request.dbsession, path_param(request, "id"), for_update=True)
     services.delete_video(request.dbsession, video)
     return no_content()
 

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from sitemap_server.content.links import Links
 from sitemap_server.models import Post
 from sitemap_server.models.meta import utcnow
-from sitemap_server.services.common import changed, flush, parse_datetime
+from sitemap_server.services.common import changed, flush, get_or_404, parse_datetime
 from sitemap_server.services.errors import Invalid, NotFound
 from sitemap_server.services.site import effective_site_url, get_settings
 from sitemap_server.sitemaps.maintenance import configured_site_url
@@ -46,11 +46,8 @@ def get_post(session: Session, post_id: int) -> Post:
     return post
 
 
-def get_video(session: Session, video_id: int) -> Video:
-    video = session.get(Video, video_id)
-    if video is None:
-        raise NotFound(f"no video {video_id}")
-    return video
+def get_video(session: Session, video_id: int, for_update: bool = False) -> Video:
+    return get_or_404(session, Video, video_id, "video", for_update)
 
 
 def post_videos(session: Session, post_id: int) -> list[Video]:
