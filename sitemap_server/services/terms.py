@@ -8,7 +8,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
-from ..models import Taxonomy, Term
+from ..models import Taxonomy, Term, post_terms
 from ..sitemaps.changes import record
 from .common import apply, changed, ensure_free, flush, get_or_404, require_reference
 from .errors import Invalid
@@ -88,7 +88,16 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
 def delete_term(session: Session, term: Term) -> None:
     """Children move up to the term's parent (as WordPress does); post links go with it."""
     children = set(session.scalars(select(Term.id).where(Term.parent_id == term.id)))
-    record(session, terms={term.id, *children} | ({term.parent_id} if term.parent_id else set()))
+    # Its posts change too (a video's tags, a term excluded from news): once the links are
+    # gone, nothing else finds them.
+    linked = set(
+        session.scalars(select(post_terms.c.post_id).where(post_terms.c.term_id == term.id))
+    )
+    record(
+        session,
+        terms={term.id, *children} | ({term.parent_id} if term.parent_id else set()),
+        posts=linked,
+    )
     session.execute(update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id))
     session.delete(term)
     flush(session, "term")

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from ..content.links import Links
 from ..hookspecs import hookimpl
-from ..models import SITE, SitemapEntry, SitemapPage, SitemapVersion
+from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion
 from ..models.meta import utcnow
 from ..models.notifications import ADDED, REMOVED, UPDATED
 from ..plugins import for_session
@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 
 SITE_URL_KEY = "sitemap_server.site_url"
 PAGE_BYTES_KEY = "sitemap_server.max_page_bytes"
-# Changes at least this large (objects) are followed by fresh planner statistics.
+# Changes at least this large (objects), and rebuilds of sites at least this large (posts),
+# are followed by fresh planner statistics.
 BULK_CHANGE = 1000
 MAX_PAGE_BYTES = 50 * 1024 * 1024  # S-310
 # What a page holds besides its entries: the XML declaration, the stylesheet, the root
@@ -90,7 +91,9 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     overdue: set[str] = set()
     if not changes.everything:
         changes, overdue = _with_due_changes(ctx, providers, stored, changes)
-    bulk = changes.everything or len(changes.posts) + len(changes.terms) >= BULK_CHANGE
+    bulk = len(changes.posts) + len(changes.terms) >= BULK_CHANGE or (
+        changes.everything and _is_large(session)
+    )
     if bulk:  # the rows just loaded, before the queries that join them
         update_planner_statistics(session)
     if changes.everything or changes.site or changes.whole_site:
@@ -140,6 +143,12 @@ def _with_due_changes(
             else:
                 found.merge(due)
     return found, whole
+
+
+def _is_large(session: Session) -> bool:
+    """Whether the site has at least ``BULK_CHANGE`` posts (counting no further)."""
+    some = select(Post.id).limit(BULK_CHANGE).subquery()
+    return session.scalar(select(func.count()).select_from(some)) == BULK_CHANGE
 
 
 def update_planner_statistics(session: Session, table: str | None = None) -> None:

@@ -1,23 +1,31 @@
 """Model-based: after any sequence of writes, the stored sitemaps equal a rebuild (issue 13).
 
 A hypothesis state machine makes random writes through the admin API, as a site owner's
-tools would: posts and pages of every status, with parents, terms, scheduled dates,
-robots, exclusion and passwords, then edits, re-parenting and deletes; terms with
-hierarchy, re-parenting and deletes; authors; the home page and posts page, privacy and
-the page size; and time passing scheduled posts. After every step, ``check`` (a rebuild
-of every sitemap from the content, compared entry by entry) must find nothing.
+tools would:
+- posts of every type and status, with parents, terms, scheduled dates, parts, images
+  (featured, in the content, explicit; on the site, relative or on a CDN), robots,
+  canonical, exclusion and passwords; edits, retagging, re-parenting and deletes;
+- terms of a hierarchical and a flat taxonomy and of a custom one, with re-parenting,
+  noindex, canonical, slugs and deletes; authors (noindex, slugs, deletes);
+- a custom post type and a custom taxonomy switched public / noindexed, their permalink
+  patterns changed, deleted and made again;
+- settings: the home page and posts page, privacy, the page size, the site URL (with a
+  path), the time zone, the allowed image hosts;
+- with the plugins loaded, videos (added, and found in the content) and the news
+  settings, "not news" posts and excluded terms;
+- and time passing scheduled posts and the news sitemap's 48 hours.
+
+After every step, ``check`` (every sitemap rebuilt from the content, compared entry by
+entry and page by page) must find nothing.
 
 Seeded (``derandomize``), so a failure replays the same way; each failure it found is a
-regular test in ``test_check.py``. A first step: its 900 steps (360 on PostgreSQL) found
-two divergences (scheduled posts), but not yet every known one (with the fix for deleted terms of a
-hierarchical taxonomy undone, it passes). Still to come (issue 13): more steps, the plain
-reference written from the spec, post types and taxonomies, site URL and time zone, parts,
-images, the plugins' fields.
+regular test (``test_check.py``, ``test_api_races.py``). Every sequence starts from a small
+site (``base_site``), so that its steps change content that is listed.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -26,7 +34,10 @@ from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
     consumes,
+    initialize,
     invariant,
+    multiple,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -35,26 +46,52 @@ from sitemap_server.models import get_session_factory
 from sitemap_server.models.meta import Clock
 from sitemap_server.services.tokens import create_token
 from sitemap_server.sitemaps.check import check
-from sitemap_server.testing import client, reset_database
+from sitemap_server.testing import client, installed_plugins_loaded, reset_database
 
 STATUSES = ["publish", "publish", "publish", "publish", "draft", "private", "pending"]
-# Past dates, and one far enough ahead to stay scheduled until the clock is moved.
+NOW = datetime.now(UTC).replace(microsecond=0)
+# Past dates, recent ones (inside the news sitemap's 48 hours until the clock moves), and
+# scheduled ones: soon (an hour's move makes it live) and far ahead.
 DATES = [
     "2024-03-01T12:00:00+00:00",
-    "2024-03-05T08:30:00+00:00",
     "2025-06-10T23:59:59+00:00",
+    (NOW - timedelta(hours=3)).isoformat(),
+    (NOW - timedelta(hours=40)).isoformat(),
+    (NOW + timedelta(minutes=30)).isoformat(),
     "2099-01-01T00:00:00+00:00",
 ]
 TITLES = st.sampled_from(["News", "About", "Team", "Europe", "Paris", "Hello world", "News"])
+SITE_URLS = [None, "http://www.example.org", "https://example.org/blog"]
+CDN = "cdn.example.net"
+FEATURED = [
+    None,
+    None,
+    "/img/featured.jpg",
+    f"https://{CDN}/hero.png",
+    "http://elsewhere.test/x.jpg",
+]
+CONTENT = [
+    "",
+    "<p>Plain text &amp; more</p>",
+    '<p><img src="/img/in-content.jpg" alt=""></p>',
+    '<img src="img/small.jpg" srcset="img/small.jpg 480w, img/large.jpg 1200w, img/mid.jpg 800w">',
+    '<p><img src="/img/featured.jpg"><img src="https://cdn.example.net/hero.png"></p>',
+    '<iframe src="https://www.youtube.com/embed/dQw4w9WgXcQ"></iframe>',
+]
+IMAGES = [[], [], ["/img/extra.jpg"], ["/img/featured.jpg", f"https://{CDN}/extra.png"]]
+PATTERNS = ["/books/{slug}/", "/{year}/{month}/{slug}/", "/library/{year}/{slug}/"]
+PLUGINS = installed_plugins_loaded()
 
 
 def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -> type:
     class Site(RuleBasedStateMachine):
-        posts = Bundle("posts")
+        posts = Bundle("posts")  # posts, and posts of the custom type
         pages = Bundle("pages")
         categories = Bundle("categories")
         tags = Bundle("tags")
+        topics = Bundle("topics")  # terms of the custom taxonomy
         authors = Bundle("authors")
+        videos = Bundle("videos")
 
         def __init__(self) -> None:
             super().__init__()
@@ -65,10 +102,12 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
                 token = create_token(session, "model")
             self.api = client(app, token)
             self.made = 0
+            self.base: dict[str, list[int]] | None = None
 
         def write(self, method: str, path: str, body: Any = None) -> Any:
             """The API's answer to a write: what it made or changed, or None for a refusal
-            (a 4xx: a cycle of parents, a taken slug …). Never a server error."""
+            (a 4xx: a cycle of parents, a taken slug, a deleted type …). Never a server
+            error."""
             if body is None:
                 response = getattr(self.api, method)(path, expect_errors=True)
             else:
@@ -80,13 +119,89 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
             made = self.write("post", path, body)
             return None if made is None else int(made["id"])
 
-        # Content --------------------------------------------------------------------
-
-        @rule(target=authors, name=TITLES, noindex=st.booleans())
-        def create_author(self, name: str, noindex: bool) -> Any:
+        def slug(self, name: str) -> str:
             self.made += 1
-            slug = f"{name.lower().replace(' ', '-')}-{self.made}"
-            return self.created("/api/authors", {"slug": slug, "name": name, "noindex": noindex})
+            return f"{name.lower().replace(' ', '-')}-{self.made}"
+
+        # A small site to start from ---------------------------------------------------
+
+        def base_site(self) -> dict[str, list[int]]:
+            """Made once per sequence, by whichever ``initialize`` rule runs first."""
+            if self.base is not None:
+                return self.base
+            self.write("post", "/api/post-types", book_type(PATTERNS[0]))
+            self.write("post", "/api/taxonomies", topic_taxonomy())
+            made: dict[str, list[int]] = {}
+            made["authors"] = [
+                self.created("/api/authors", {"slug": f"author-{n}", "name": f"Author {n}"})
+                for n in (1, 2)
+            ]
+            europe = self.created("/api/terms", {"taxonomy": "category", "name": "Europe"})
+            paris = self.created(
+                "/api/terms", {"taxonomy": "category", "name": "Paris", "parent": europe}
+            )
+            made["categories"] = [europe, paris]
+            made["tags"] = [self.created("/api/terms", {"taxonomy": "post_tag", "name": "Food"})]
+            made["topics"] = [self.created("/api/terms", {"taxonomy": "topic", "name": "Novels"})]
+            made["posts"] = [
+                self.created("/api/posts", post_body("Hello", made["authors"][0], [paris])),
+                self.created(
+                    "/api/posts",
+                    post_body("Older", made["authors"][1], [europe, made["tags"][0]], DATES[1]),
+                ),
+                self.created(
+                    "/api/posts",
+                    {**post_body("A book", made["authors"][0], made["topics"]), "type": "book"},
+                ),
+            ]
+            about = self.created("/api/posts", page_body("About"))
+            made["pages"] = [about, self.created("/api/posts", page_body("Team", parent=about))]
+            self.base = made
+            return made
+
+        @initialize(target=authors)
+        def base_authors(self) -> Any:
+            return multiple(*self.base_site()["authors"])
+
+        @initialize(target=categories)
+        def base_categories(self) -> Any:
+            return multiple(*self.base_site()["categories"])
+
+        @initialize(target=tags)
+        def base_tags(self) -> Any:
+            return multiple(*self.base_site()["tags"])
+
+        @initialize(target=topics)
+        def base_topics(self) -> Any:
+            return multiple(*self.base_site()["topics"])
+
+        @initialize(target=posts)
+        def base_posts(self) -> Any:
+            return multiple(*self.base_site()["posts"])
+
+        @initialize(target=pages)
+        def base_pages(self) -> Any:
+            return multiple(*self.base_site()["pages"])
+
+        # Authors and terms --------------------------------------------------------------
+
+        @rule(target=authors, name=TITLES, noindex=st.sampled_from([False, False, True]))
+        def create_author(self, name: str, noindex: bool) -> Any:
+            body = {"slug": self.slug(name), "name": name, "noindex": noindex}
+            return self.created("/api/authors", body)
+
+        @rule(
+            author=authors,
+            change=st.sampled_from([{"noindex": True}, {"noindex": False}, {"slug": "renamed"}]),
+        )
+        def update_author(self, author, change):
+            if author is not None:
+                self.write("patch", f"/api/authors/{author}", change)
+
+        @rule(author=consumes(authors))
+        def delete_author(self, author):
+            if author is not None:
+                self.write("delete", f"/api/authors/{author}")
 
         @rule(target=categories, name=TITLES, parent=st.none() | categories)
         def create_category(self, name: str, parent: int | None) -> Any:
@@ -95,30 +210,81 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
 
         @rule(target=tags, name=TITLES)
         def create_tag(self, name: str) -> Any:
-            body = {"taxonomy": "post_tag", "name": name}
+            return self.created("/api/terms", {"taxonomy": "post_tag", "name": name})
+
+        @rule(target=topics, name=TITLES, parent=st.none() | topics)
+        def create_topic(self, name: str, parent: int | None) -> Any:
+            body = {"taxonomy": "topic", "name": name, "parent": parent}
             return self.created("/api/terms", body)
+
+        @rule(term=categories | topics, parent=st.none() | categories | topics)
+        def reparent_term(self, term, parent):
+            if term is not None:
+                self.write("patch", f"/api/terms/{term}", {"parent": parent})
+
+        @rule(
+            term=categories | tags | topics,
+            change=st.sampled_from(
+                [
+                    {"noindex": True},
+                    {"noindex": False},
+                    {"slug": "moved"},
+                    {"canonical": "http://elsewhere.test/term/"},
+                    {"canonical": None},
+                ]
+            ),
+        )
+        def update_term(self, term, change):
+            if term is not None:
+                self.write("patch", f"/api/terms/{term}", change)
+
+        @rule(term=consumes(categories) | consumes(tags) | consumes(topics))
+        def delete_term(self, term):
+            if term is not None:
+                self.write("delete", f"/api/terms/{term}")
+
+        # Posts and pages ----------------------------------------------------------------
 
         @rule(
             target=posts,
             title=TITLES,
+            kind=st.sampled_from(["post", "post", "book"]),
             status=st.sampled_from(STATUSES),
             published_at=st.sampled_from(DATES),
             author=st.none() | authors,
-            terms=st.lists(categories, min_size=1, max_size=2, unique=True)
-            | st.lists(tags, max_size=2, unique=True),
-            robots=st.sampled_from(["default", "default", "noindex"]),
+            terms=st.lists(categories | tags | topics, max_size=3, unique=True),
+            robots=st.sampled_from(["default", "default", "default", "noindex", "index"]),
             excluded=st.sampled_from([False, False, False, True]),
+            featured=st.sampled_from(FEATURED),
+            content=st.sampled_from(CONTENT),
+            images=st.sampled_from(IMAGES),
+            parts=st.sampled_from([1, 1, 1, 3]),
         )
-        def create_post(self, title, status, published_at, author, terms, robots, excluded):
+        def create_post(
+            self,
+            title,
+            kind,
+            status,
+            published_at,
+            author,
+            terms,
+            robots,
+            excluded,
+            featured,
+            content,
+            images,
+            parts,
+        ):
             body = {
-                "type": "post",
-                "title": title,
+                **post_body(title, author, [t for t in terms if t is not None], published_at),
+                "type": kind,
                 "status": status,
-                "published_at": published_at,
-                "author": author,
-                "terms": [t for t in terms if t is not None],
                 "robots": robots,
                 "exclude_from_sitemap": excluded,
+                "featured_image": featured,
+                "content": content,
+                "images": images,
+                "parts": parts,
             }
             return self.created("/api/posts", body)
 
@@ -128,16 +294,16 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
             status=st.sampled_from(STATUSES),
             parent=st.none() | pages,
             published_at=st.sampled_from(DATES),
-            password=st.sampled_from([None, None, "secret"]),
+            password=st.sampled_from([None, None, None, "secret"]),
+            content=st.sampled_from(CONTENT),
         )
-        def create_page(self, title, status, parent, published_at, password):
+        def create_page(self, title, status, parent, published_at, password, content):
             body = {
-                "type": "page",
-                "title": title,
+                **page_body(title, parent),
                 "status": status,
-                "parent": parent,
                 "published_at": published_at,
                 "password": password,
+                "content": content,
             }
             return self.created("/api/posts", body)
 
@@ -147,15 +313,32 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
                 [
                     {"status": "publish"},
                     {"status": "draft"},
+                    {"status": "trash"},
                     {"title": "Renamed", "slug": "renamed"},
                     {"published_at": DATES[1]},
                     {"published_at": DATES[3]},
+                    {"published_at": DATES[4]},
+                    {"published_at": DATES[5]},
                     {"robots": "noindex"},
                     {"robots": "index"},
+                    {"robots": "default"},
                     {"exclude_from_sitemap": True},
+                    {"exclude_from_sitemap": False},
                     {"password": "secret"},
                     {"password": None},
                     {"modified_at": "2025-01-01T00:00:00+00:00"},
+                    {"parts": 2},
+                    {"parts": 1},
+                    {"canonical": "http://elsewhere.test/copy/"},
+                    {"canonical": None},
+                    {"path": "/special/place/"},
+                    {"path": None},
+                    {"featured_image": "/img/new.jpg"},
+                    {"featured_image": None},
+                    {"content": CONTENT[3]},
+                    {"content": CONTENT[5]},
+                    {"content": ""},
+                    {"images": IMAGES[3]},
                 ]
             ),
         )
@@ -163,81 +346,161 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
             if post is not None:
                 self.write("patch", f"/api/posts/{post}", change)
 
-        @rule(post=posts, terms=st.lists(categories | tags, max_size=3, unique=True))
+        @rule(post=posts, canonical_self=st.booleans())
+        def canonical_to_itself(self, post, canonical_self):
+            """A canonical equal to the permalink keeps the post listed (S-201)."""
+            if post is None:
+                return
+            response = self.api.get(f"/api/posts/{post}", expect_errors=True)
+            if response.status_int == 200:
+                found = response.json
+                canonical = found["permalink"] if canonical_self else found["permalink"] + "x/"
+                self.write("patch", f"/api/posts/{post}", {"canonical": canonical})
+
+        @rule(post=posts, terms=st.lists(categories | tags | topics, max_size=3, unique=True))
         def retag_post(self, post, terms):
             if post is not None:
                 body = {"terms": [t for t in terms if t is not None]}
                 self.write("patch", f"/api/posts/{post}", body)
+
+        @rule(post=posts, author=st.none() | authors)
+        def change_author(self, post, author):
+            if post is not None:
+                self.write("patch", f"/api/posts/{post}", {"author": author})
 
         @rule(page=pages, parent=st.none() | pages)
         def reparent_page(self, page, parent):
             if page is not None:
                 self.write("patch", f"/api/posts/{page}", {"parent": parent})
 
-        @rule(post=consumes(posts))
+        @rule(post=consumes(posts) | consumes(pages))
         def delete_post(self, post):
             if post is not None:
                 self.write("delete", f"/api/posts/{post}")
 
-        @rule(page=consumes(pages))
-        def delete_page(self, page):
-            if page is not None:
-                self.write("delete", f"/api/posts/{page}")
-
-        @rule(term=categories, parent=st.none() | categories)
-        def reparent_category(self, term, parent):
-            if term is not None:
-                self.write("patch", f"/api/terms/{term}", {"parent": parent})
+        # Post types and taxonomies ------------------------------------------------------
 
         @rule(
-            term=categories | tags,
-            change=st.sampled_from([{"noindex": True}, {"noindex": False}, {"slug": "moved"}]),
+            change=st.sampled_from(
+                [
+                    {"public": False},
+                    {"public": True},
+                    {"noindex": True},
+                    {"noindex": False},
+                    {"permalink_pattern": PATTERNS[1]},
+                    {"permalink_pattern": PATTERNS[2]},
+                ]
+            )
         )
-        def update_term(self, term, change):
-            if term is not None:
-                self.write("patch", f"/api/terms/{term}", change)
+        def update_book_type(self, change):
+            self.write("patch", "/api/post-types/book", change)
 
-        @rule(term=consumes(categories))
-        def delete_category(self, term):
-            if term is not None:
-                self.write("delete", f"/api/terms/{term}")
+        @rule(pattern=st.sampled_from(PATTERNS))
+        def delete_or_remake_book_type(self, pattern):
+            """Deleting a type that still has posts is refused; an empty one goes, and the
+            next time it is made again."""
+            if self.api.get("/api/post-types/book", expect_errors=True).status_int == 404:
+                self.write("post", "/api/post-types", book_type(pattern))
+            else:
+                self.write("delete", "/api/post-types/book")
 
-        @rule(term=consumes(tags))
-        def delete_tag(self, term):
-            if term is not None:
-                self.write("delete", f"/api/terms/{term}")
+        @rule(
+            taxonomy=st.sampled_from(["topic", "topic", "category", "post_tag"]),
+            change=st.sampled_from(
+                [{"public": False}, {"public": True}, {"noindex": True}, {"noindex": False}]
+            ),
+        )
+        def update_taxonomy(self, taxonomy, change):
+            self.write("patch", f"/api/taxonomies/{taxonomy}", change)
 
-        @rule(author=consumes(authors))
-        def delete_author(self, author):
-            if author is not None:
-                self.write("delete", f"/api/authors/{author}")
+        @rule()
+        def delete_or_remake_topic_taxonomy(self):
+            if self.api.get("/api/taxonomies/topic", expect_errors=True).status_int == 404:
+                self.write("post", "/api/taxonomies", topic_taxonomy())
+            else:
+                self.write("delete", "/api/taxonomies/topic")
 
         # Settings and time ------------------------------------------------------------
 
+        @rule(front=st.none() | pages, blog=st.none() | pages)
+        def home_and_posts_page(self, front, blog):
+            body = {"front_page": "page", "front_page_id": front, "posts_page_id": blog}
+            if front is None:
+                body = {"front_page": "posts", "front_page_id": None, "posts_page_id": None}
+            self.write("patch", "/api/settings", body)
+
         @rule(
-            front=st.none() | pages,
-            blog=st.none() | pages,
-            other=st.sampled_from(
+            change=st.sampled_from(
                 [
-                    {},
                     {"private": True},
+                    {"private": False},
                     {"private": False},
                     {"entries_per_page": 2},
                     {"entries_per_page": 3},
                     {"entries_per_page": 1000},
+                    {"timezone": "Europe/Paris"},
+                    {"timezone": "Asia/Kolkata"},
+                    {"timezone": "UTC"},
+                    {"allowed_image_hosts": [CDN]},
+                    {"allowed_image_hosts": []},
+                    *({"site_url": url} for url in SITE_URLS),
                 ]
+            )
+        )
+        def settings(self, change):
+            self.write("patch", "/api/settings", change)
+
+        @rule(hours=st.sampled_from([1, 1, 30, 50, 24 * 365 * 80]))
+        def time_passes(self, hours):
+            Clock.offset += timedelta(hours=hours)
+
+        # The plugins' fields ------------------------------------------------------------
+
+        @precondition(lambda self: PLUGINS)
+        @rule(target=videos, post=posts, kind=st.sampled_from(["file", "youtube"]))
+        def add_video(self, post, kind):
+            if post is None:
+                return None
+            body = {"title": "A video", "thumbnail_url": "https://media.example.net/thumb.jpg"}
+            if kind == "file":
+                body["content_url"] = "https://media.example.net/clip.mp4"
+            else:
+                body["player_url"] = "https://www.youtube-nocookie.com/embed/abcdefghijk"
+            return self.created(f"/api/posts/{post}/videos", body)
+
+        @precondition(lambda self: PLUGINS)
+        @rule(
+            video=videos,
+            change=st.sampled_from(
+                [{"title": "Renamed video"}, {"family_friendly": False}, {"duration": 60}]
             ),
         )
-        def settings(self, front, blog, other):
-            """The home page and posts page, and now and then privacy or the page size."""
-            pages = {"front_page": "page", "front_page_id": front, "posts_page_id": blog}
-            if front is None:
-                pages = {"front_page": "posts", "front_page_id": None, "posts_page_id": None}
-            self.write("patch", "/api/settings", {**pages, **other})
+        def update_video(self, video, change):
+            if video is not None:
+                self.write("patch", f"/api/videos/{video}", change)
 
-        @rule(years=st.integers(1, 80))
-        def time_passes(self, years):
-            Clock.offset += timedelta(days=365 * years)
+        @precondition(lambda self: PLUGINS)
+        @rule(video=consumes(videos))
+        def delete_video(self, video):
+            if video is not None:
+                self.write("delete", f"/api/videos/{video}")
+
+        @precondition(lambda self: PLUGINS)
+        @rule(types=st.sampled_from([["post"], ["post", "book"], [], ["book"]]))
+        def news_post_types(self, types):
+            self.write("patch", "/api/news/settings", {"post_types": types})
+
+        @precondition(lambda self: PLUGINS)
+        @rule(post=posts, not_news=st.booleans())
+        def not_news(self, post, not_news):
+            if post is not None:
+                self.write("patch", f"/api/posts/{post}/news", {"not_news": not_news})
+
+        @precondition(lambda self: PLUGINS)
+        @rule(term=categories | tags | topics, exclude=st.booleans())
+        def news_excluded_term(self, term, exclude):
+            if term is not None:
+                self.write("patch", f"/api/terms/{term}/news", {"exclude": exclude})
 
         # After every step -------------------------------------------------------------
 
@@ -253,6 +516,32 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
     return Site
 
 
+def post_body(
+    title: str, author: int | None, terms: list[int], published_at: str = DATES[2]
+) -> dict[str, Any]:
+    return {
+        "type": "post",
+        "title": title,
+        "status": "publish",
+        "author": author,
+        "terms": terms,
+        "published_at": published_at,
+        "content": CONTENT[2],
+    }
+
+
+def page_body(title: str, parent: int | None = None) -> dict[str, Any]:
+    return {"type": "page", "title": title, "status": "publish", "parent": parent}
+
+
+def book_type(pattern: str) -> dict[str, Any]:
+    return {"name": "book", "label": "Books", "permalink_pattern": pattern}
+
+
+def topic_taxonomy() -> dict[str, Any]:
+    return {"name": "topic", "label": "Topics", "hierarchical": True, "archive_base": "topic"}
+
+
 def test_after_any_writes_the_stored_sitemaps_equal_a_rebuild(
     wsgi_app, clean_database, _migrated_rows, app_session
 ):
@@ -264,7 +553,7 @@ def test_after_any_writes_the_stored_sitemaps_equal_a_rebuild(
         machine,
         settings=settings(
             max_examples=12 if on_postgresql else 30,
-            stateful_step_count=30,
+            stateful_step_count=40,
             derandomize=True,
             database=None,
             deadline=None,

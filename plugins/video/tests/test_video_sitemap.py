@@ -480,6 +480,21 @@ def test_tags_are_the_posts_tag_names_at_most_32(api, testapp):
     assert other_video["tags"] == ["only-on-the-other-post"]
 
 
+def test_a_deleted_tag_leaves_the_videos_tags_renamed_one_is_renamed_there(api, testapp):
+    """Found by the model-based test (issue 13): a deleted tag stayed in ``video:tag``
+    until the post was saved again; a rebuild has it gone."""
+    kept, renamed, deleted = (create_term(api, name) for name in ("kept", "old", "deleted"))
+    post = create_post(api, slug="tagged", terms=[kept["id"], renamed["id"], deleted["id"]])
+    add_video(api, post)
+    assert videos_of_post(testapp, post)[0]["tags"] == ["deleted", "kept", "old"]
+
+    api.delete(f"/api/terms/{deleted['id']}", status=204)
+    assert videos_of_post(testapp, post)[0]["tags"] == ["kept", "old"]
+
+    api.patch_json(f"/api/terms/{renamed['id']}", {"name": "new"}, status=200)
+    assert videos_of_post(testapp, post)[0]["tags"] == ["kept", "new"]
+
+
 def videos_of_post(app: TestApp, post: dict[str, Any]) -> list[dict[str, Any]]:
     [url] = [u for u in video_urls(app) if u["loc"] == post["permalink"]]
     return url["videos"]
