@@ -604,6 +604,19 @@ def test_posts_of_a_term_excluded_from_news_are_left_out(api, testapp, clock):
     assert set(listed(testapp)) == {post["permalink"], kept["permalink"]}
 
 
+def test_deleting_a_term_excluded_from_news_brings_its_posts_back(api, testapp, clock):
+    """A deleted term's links go with it: its posts are changed too (issue 13)."""
+    sponsored = api.post_json(
+        "/api/terms", {"taxonomy": "post_tag", "name": "Sponsored"}, status=201
+    ).json
+    post = create_post(api, clock, slug="advert", terms=[sponsored["id"]])
+    api.patch_json(f"/api/terms/{sponsored['id']}/news", {"exclude": True}, status=200)
+    assert listed(testapp) == []
+
+    api.delete(f"/api/terms/{sponsored['id']}", status=204)
+    assert listed(testapp) == [post["permalink"]]
+
+
 def test_a_type_removed_from_the_news_types_leaves(api, testapp, clock):
     news_settings(api, post_types=["post", "page"])
     page = create_post(api, clock, timedelta(hours=3), slug="about", type="page")
