@@ -45,13 +45,18 @@ def main() -> None:
     parser.add_argument("--authors", type=int, default=2_000)
     parser.add_argument("--terms", type=int, default=5_000)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument(
+        "--skip-sqlite", action="store_true", help="measure PostgreSQL only (a 1M import is long)"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         data = directory / "site.ndjson"
         generate(data, args.posts, args.authors, args.terms)
-        targets = [("sqlite", f"sqlite:///{directory / 'bench.sqlite'}")]
+        targets = []
+        if not args.skip_sqlite:
+            targets.append(("sqlite", f"sqlite:///{directory / 'bench.sqlite'}"))
         if os.environ.get("SITEMAP_SERVER_TEST_DATABASE_URL"):
             targets.append(("postgresql", os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]))
         for name, url in targets:
