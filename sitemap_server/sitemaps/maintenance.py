@@ -221,18 +221,29 @@ def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
 
 def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterable[Entry]:
     """Each entry through the ``sitemap_entry`` chain, in plugin registration order."""
-    implementations = ctx.plugins.hook.sitemap_entry.get_hookimpls()
     for entry in entries:
-        current: Entry | None = entry
-        for impl in implementations:
-            # As pluggy calls a hook: an implementation may take only some of the arguments.
-            arguments = {"kind": provider.kind, "entry": current, "item": entry.item}
-            result: Any = impl.function(*(arguments[name] for name in impl.argnames))
-            current = result
-            if current is None:
-                break
+        current, _changed_by = filter_entry(ctx.plugins, provider.kind, entry)
         if current is not None:
             yield current
+
+
+def filter_entry(
+    plugins: pluggy.PluginManager, kind: str, entry: Entry
+) -> tuple[Entry | None, list[str]]:
+    """``entry`` through the ``sitemap_entry`` chain, in plugin registration order: what
+    is left of it (None: dropped), and the plugins that changed or dropped it."""
+    current: Entry | None = entry
+    changed_by: list[str] = []
+    for impl in plugins.hook.sitemap_entry.get_hookimpls():
+        # As pluggy calls a hook: an implementation may take only some of the arguments.
+        arguments = {"kind": kind, "entry": current, "item": entry.item}
+        result: Any = impl.function(*(arguments[name] for name in impl.argnames))
+        if result is not current and result != current:
+            changed_by.append(impl.plugin_name)
+        current = result
+        if current is None:
+            break
+    return current, changed_by
 
 
 def lock(session: Session, provider: str) -> None:
@@ -294,18 +305,23 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         _replace(ctx, provider, {0}, special)
     else:
         _replace(ctx, provider, keys, candidates)
+    kept = set(before) & set(after)
+    dated = {key for key, part in kept if after[key, part][1] != before[key, part][1]}
+    recut_from: int | None = None
     membership = set(before) ^ set(after)
     if membership:
-        recut_pages(ctx, provider.name, from_key=min(key for key, _ in membership))
-        return
-    # The same entries: pages keep their cut unless one grew past the byte limit.
-    resized = {k for k in after if _sized(after[k]) != _sized(before[k])}
-    overfull = _overfull_pages(ctx, provider.name, {key for key, _ in resized})
-    if overfull:
-        recut_pages(ctx, provider.name, from_key=overfull[0].first_key)
+        recut_from = min(key for key, _ in membership)
     else:
-        dated = {k for k in after if after[k][1] != before[k][1]}
-        refresh_page_dates(ctx, provider.name, {key for key, _ in dated})
+        # The same entries: pages keep their cut unless one grew past the byte limit.
+        resized = {k for k in after if _sized(after[k]) != _sized(before[k])}
+        overfull = _overfull_pages(ctx, provider.name, {key for key, _ in resized})
+        recut_from = overfull[0].first_key if overfull else None
+    if recut_from is not None:
+        recut_pages(ctx, provider.name, from_key=recut_from)
+        # The pages before the recut keep their entries, not always their dates: a new
+        # newest post dates the home page (key 0), on page 1, too.
+        dated = {key for key in dated if key < recut_from}
+    refresh_page_dates(ctx, provider.name, dated)
 
 
 def _url_changes(

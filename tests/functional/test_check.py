@@ -9,7 +9,9 @@ from sqlalchemy import delete, select, update
 from sitemap_server.demo import seed_demo
 from sitemap_server.models import SitemapEntry, SitemapPage
 from sitemap_server.sitemaps.check import check
-from sitemap_server.testing import SITE_URL, url_locs
+from sitemap_server.testing import SITE_URL, SITEMAP_NS, fetch_sitemap, url_locs
+
+NS = {"s": SITEMAP_NS}
 
 
 @pytest.fixture
@@ -164,4 +166,20 @@ def test_a_write_after_a_scheduled_post_went_live_brings_it_in(app_session, api,
     clock.advance(days=365 * 80)
     api.patch_json(f"/api/posts/{now['id']}", {"title": "Now, edited"})
 
+    assert differences(app_session) == []
+
+
+def test_a_newest_post_on_a_later_page_dates_the_first_page_too(app_session, api, testapp):
+    """Found by the plain reference: the new post is on page 3, and the home page it dates
+    is on page 1, whose date in the index stayed that of its older entries."""
+    api.patch_json("/api/settings", {"entries_per_page": 2})
+    for day in range(1, 6):
+        api.post_json("/api/posts", post(f"Day {day}", f"2024-03-0{day}T12:00:00+00:00"))
+
+    index = fetch_sitemap(testapp, "/sitemap_index.xml")
+    dates = {
+        s.findtext("s:loc", namespaces=NS): s.findtext("s:lastmod", namespaces=NS)
+        for s in index.iterfind("s:sitemap", NS)
+    }
+    assert dates[f"{SITE_URL}/post-sitemap.xml"] == "2024-03-05T12:00:00+00:00"
     assert differences(app_session) == []

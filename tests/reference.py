@@ -1,0 +1,328 @@
+"""The plain reference: the sitemaps a site should serve, written straight from the spec.
+
+SPEC §3 (which URLs are listed) and §5 (their ``lastmod`` and images), and the pagination
+of §4, computed the slow and obvious way: every row read into memory, every rule a line of
+Python. It shares no code with the engine (``sitemap_server.content``, ``providers``,
+``sitemaps``); it reads the content through the models, which only describe the tables.
+The model-based test compares what the server serves with it after every step, so a rule
+the engine gets wrong cannot also be wrong the same way in the check that catches it.
+
+Where the spec is silent, the reference says what the product decided, each in one place:
+- the home page is listed while the site has a listed post, dated by the newest one, in the
+  page sitemap when the front page is a static page (with that page's images), else in the
+  post sitemap; the static front page is not listed a second time under its own URL;
+- the posts page is dated by the newest listed post (its own date while there is none);
+- a type's archive (``archive_path``) is listed first in its sitemap, dated by the newest of
+  its posts, unless the type is noindexed;
+- a part n ≥ 2 has its post's date and no images;
+- an author or a term counts the listed posts as their sitemaps date them (``lastmod``);
+- a year or month in a permalink is the UTC one of the publication time.
+
+The video and news sitemaps (plugins) are not part of it: the rebuild check covers them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import quote, urldefrag, urljoin, urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from sitemap_server.models import Author, Post, PostType, Taxonomy, Term, post_terms
+from sitemap_server.models.site import SiteSettings
+from sitemap_server.testing import SITEMAP_NS, parse_sitemap
+
+IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+NS = {"s": SITEMAP_NS, "image": IMAGE_NS}
+MAX_URL = 2048  # S-208: shorter than 2,048 characters
+MAX_IMAGES = 1000  # S-403
+# RFC 3986: what a path may carry unescaped (pchar and "/").
+PATH_SAFE = "/:@!$&'()*+,;=-._~%"
+# The plugins' sitemaps, left to the rebuild check.
+PLUGIN_SITEMAPS = ("video-sitemap", "news-sitemap")
+
+
+@dataclass(frozen=True)
+class Url:
+    """One ``<url>``: what a crawler reads of it."""
+
+    loc: str
+    lastmod: datetime | None
+    images: tuple[str, ...] = ()
+
+
+@dataclass
+class Sitemaps:
+    """What a crawler finds: the index (sitemap URL → lastmod) and each listed document
+    (its path on the application → its ``<url>`` entries, in order)."""
+
+    index: dict[str, datetime | None]
+    documents: dict[str, list[Url]]
+    site_url: str = field(default="", compare=False)
+
+
+def second(value: datetime | None) -> datetime | None:
+    """W3C dates carry whole seconds."""
+    return None if value is None else value.replace(microsecond=0)
+
+
+# What the spec says ---------------------------------------------------------------------
+
+
+def expected(session: Session, configured_site_url: str, now: datetime) -> Sitemaps:
+    """The sitemaps SPEC §3, §4 and §5 give the content in ``session`` at ``now``."""
+    site = session.get_one(SiteSettings, 1)
+    site_url = (site.site_url or configured_site_url).rstrip("/")
+    if site.private:  # S-205: every sitemap empty, the index too
+        return Sitemaps(index={}, documents={}, site_url=site_url)
+    types = {t.name: t for t in session.scalars(select(PostType))}
+    taxonomies = {t.name: t for t in session.scalars(select(Taxonomy))}
+    posts = {p.id: p for p in session.scalars(select(Post))}
+    authors = {a.id: a for a in session.scalars(select(Author))}
+    terms = {t.id: t for t in session.scalars(select(Term))}
+    links = session.execute(select(post_terms.c.post_id, post_terms.c.term_id)).all()
+
+    def permalink(post: Post) -> str:  # S-103
+        if post.path:
+            return site_url + quote(post.path, safe=PATH_SAFE)
+        post_type = types[post.type]
+        slugs = [post.slug]
+        parent = post.parent_id if post_type.hierarchical else None
+        while parent is not None:
+            slugs.insert(0, posts[parent].slug)
+            parent = posts[parent].parent_id
+        date = post.published_at or post.modified_at
+        path = post_type.permalink_pattern
+        for name, value in {
+            "slug": post.slug,
+            "path": "/".join(slugs),
+            "id": str(post.id),
+            "type": post.type,
+            "year": f"{date.year:04d}",
+            "month": f"{date.month:02d}",
+            "day": f"{date.day:02d}",
+        }.items():
+            path = path.replace("{" + name + "}", value)
+        return site_url + path
+
+    def listed_post(post: Post) -> bool:  # S-201, S-208
+        post_type = types[post.type]
+        robots = post.robots
+        if robots == "default":
+            robots = "noindex" if post_type.noindex else "index"
+        url = permalink(post)
+        return (
+            post.status == "publish"
+            and not post.password
+            and post_type.public
+            and robots != "noindex"
+            and (not post.canonical or post.canonical == url)
+            and not post.exclude_from_sitemap
+            and post.published_at is not None
+            and post.published_at <= now
+            and good_loc(url)
+        )
+
+    def images(post: Post, page_url: str) -> tuple[str, ...]:  # S-403
+        hosts = {urlsplit(site_url).hostname, *site.allowed_image_hosts}
+        found: list[str] = []
+        for raw in [post.featured_image or "", *images_in(post.content), *post.images]:
+            url = urldefrag(urljoin(page_url, raw.strip())).url if raw.strip() else ""
+            parts = urlsplit(url)
+            on_host = parts.scheme in ("http", "https") and parts.hostname in hosts
+            if on_host and len(url) < MAX_URL and url not in found:
+                found.append(url)
+        return tuple(found[:MAX_IMAGES])
+
+    static_front = site.front_page == "page" and site.front_page_id is not None
+    # Each type's sitemap: (key, part) → Url; key 0 is the home page or the type's archive.
+    by_type: dict[str, dict[tuple[int, int], Url]] = {
+        name: {} for name, t in types.items() if t.public
+    }
+    for post in posts.values():
+        if post.type not in by_type or not listed_post(post):
+            continue
+        if static_front and post.id == site.front_page_id:
+            continue  # S-206: listed once, as the home page
+        url = permalink(post)
+        lastmod = max(post.published_at, post.modified_at)
+        by_type[post.type][(post.id, 1)] = Url(url, lastmod, images(post, url))
+        for part in range(2, post.parts + 1):  # S-103, S-207
+            part_url = url if url.endswith("/") else url + "/"
+            by_type[post.type][(post.id, part)] = Url(f"{part_url}{part}/", lastmod)
+
+    def newest(type_name: str) -> datetime | None:
+        dates = [u.lastmod for (key, _), u in by_type.get(type_name, {}).items() if key]
+        return max(dates, default=None)
+
+    newest_post = newest("post")
+    if site.posts_page_id is not None and (site.posts_page_id, 1) in by_type.get("page", {}):
+        own = by_type["page"][(site.posts_page_id, 1)]
+        by_type["page"][(site.posts_page_id, 1)] = Url(
+            own.loc, newest_post or own.lastmod, own.images
+        )
+    home_type = "page" if static_front else "post"
+    if home_type in by_type and newest_post is not None:  # S-206, S-402
+        front = posts.get(site.front_page_id) if static_front else None
+        home = site_url + "/"
+        home_images = images(front, home) if front is not None else ()
+        by_type[home_type][(0, 1)] = Url(home, newest_post, home_images)
+    for name in by_type:
+        archive, archive_date = types[name].archive_path, newest(name)
+        if name != home_type and archive and not types[name].noindex and archive_date:
+            by_type[name][(0, 1)] = Url(site_url + archive, archive_date)
+
+    # Authors and terms count the posts listed above (S-202, S-203, S-402).
+    listed_dates = {
+        key: url.lastmod
+        for entries in by_type.values()
+        for (key, part), url in entries.items()
+        if key and part == 1
+    }
+    by_author: dict[str, dict[tuple[int, int], Url]] = {"author": {}}
+    for author in authors.values():
+        dates = [
+            date for post_id, date in listed_dates.items() if posts[post_id].author_id == author.id
+        ]
+        if dates and not author.noindex:
+            url = f"{site_url}/author/{author.slug}/"
+            by_author["author"][(author.id, 1)] = Url(url, max(dates))
+
+    by_taxonomy: dict[str, dict[tuple[int, int], Url]] = {
+        name: {} for name, t in taxonomies.items() if t.public and not t.noindex
+    }
+    posts_of_term: dict[int, set[int]] = {}
+    for post_id, term_id in links:
+        posts_of_term.setdefault(term_id, set()).add(post_id)
+    for term in terms.values():
+        if term.taxonomy not in by_taxonomy or term.noindex:
+            continue
+        taxonomy = taxonomies[term.taxonomy]
+        family = [term.id]  # the term and, in a hierarchical taxonomy, its descendants
+        while taxonomy.hierarchical:
+            more = [t.id for t in terms.values() if t.parent_id in family and t.id not in family]
+            if not more:
+                break
+            family += more
+        dates = [
+            listed_dates[post_id]
+            for member in family
+            for post_id in posts_of_term.get(member, ())
+            if post_id in listed_dates
+        ]
+        slugs = [term.slug]
+        parent = term.parent_id if taxonomy.hierarchical else None
+        while parent is not None:
+            slugs.insert(0, terms[parent].slug)
+            parent = terms[parent].parent_id
+        base = taxonomy.archive_base.strip("/")
+        url = f"{site_url}{'/' + base if base else ''}/{'/'.join(slugs)}/"
+        if dates and (not term.canonical or term.canonical == url) and good_loc(url):
+            by_taxonomy[term.taxonomy][(term.id, 1)] = Url(url, max(dates))
+
+    # S-303, S-304, S-301: pages of "entries per page", in key order; the index dates each.
+    result = Sitemaps(index={}, documents={}, site_url=site_url)
+    for name, entries in [*by_type.items(), *by_author.items(), *by_taxonomy.items()]:
+        ordered = [entries[position] for position in sorted(entries)]
+        size = site.entries_per_page
+        for number, start in enumerate(range(0, len(ordered), size), start=1):
+            page = [Url(u.loc, second(u.lastmod), u.images) for u in ordered[start : start + size]]
+            path = f"/{name}-sitemap{number if number > 1 else ''}.xml"
+            result.documents[path] = page
+            result.index[site_url + path] = max(
+                (u.lastmod for u in page if u.lastmod), default=None
+            )
+    return result
+
+
+def good_loc(url: str) -> bool:
+    """S-208: shorter than 2,048 characters, no fragment."""
+    return len(url) < MAX_URL and "#" not in url
+
+
+class _Images(HTMLParser):
+    """``<img src>`` and the widest candidate of its ``srcset`` (S-403)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if tag != "img":
+            return
+        if attributes.get("src"):
+            self.found.append(attributes["src"] or "")
+        candidates = []
+        for candidate in (attributes.get("srcset") or "").split(","):
+            if not candidate.strip():
+                continue
+            url, *descriptor = candidate.split()
+            width = float(descriptor[0][:-1]) if descriptor else 1.0
+            candidates.append((width, -len(candidates), url))
+        if candidates:
+            self.found.append(max(candidates)[2])
+
+
+def images_in(html: str) -> list[str]:
+    parser = _Images()
+    parser.feed(html)
+    parser.close()
+    return parser.found
+
+
+# What the server serves -----------------------------------------------------------------
+
+
+def served(app: Any, site_url: str) -> Sitemaps:
+    """The index and every document it lists, as a crawler reads them (through ``app``,
+    which answers at the site's paths without its prefix)."""
+    index = parse_sitemap(app.get("/sitemap_index.xml", status=200).body)
+    found = Sitemaps(index={}, documents={}, site_url=site_url)
+    for sitemap in index.iterfind("s:sitemap", NS):
+        loc = sitemap.findtext("s:loc", namespaces=NS)
+        if any(name in loc for name in PLUGIN_SITEMAPS):
+            continue
+        found.index[loc] = parse_date(sitemap.findtext("s:lastmod", namespaces=NS))
+        assert loc.startswith(site_url + "/"), loc
+        path = loc[len(site_url) :]
+        document = parse_sitemap(app.get(path, status=200).body)
+        found.documents[path] = [
+            Url(
+                url.findtext("s:loc", namespaces=NS),
+                parse_date(url.findtext("s:lastmod", namespaces=NS)),
+                tuple(image.text for image in url.iterfind("image:image/image:loc", NS)),
+            )
+            for url in document.iterfind("s:url", NS)
+        ]
+    return found
+
+
+def parse_date(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def differences(expected: Sitemaps, served: Sitemaps) -> list[str]:
+    """Each way the served sitemaps differ from the expected ones, in words."""
+    found = []
+    for loc in sorted(expected.index.keys() | served.index.keys()):
+        want, got = expected.index.get(loc, "absent"), served.index.get(loc, "absent")
+        if want != got:
+            found.append(f"index: {loc}: expected {want}, served {got}")
+    for path in sorted(expected.documents.keys() & served.documents.keys()):
+        want_urls, got_urls = expected.documents[path], served.documents[path]
+        if want_urls != got_urls:
+            wanted = {u.loc for u in want_urls}
+            got = {u.loc for u in got_urls}
+            for loc in sorted(wanted - got):
+                found.append(f"{path}: {loc} expected, not served")
+            for loc in sorted(got - wanted):
+                found.append(f"{path}: {loc} served, not expected")
+            for want_url, got_url in zip(want_urls, got_urls, strict=False):
+                if want_url != got_url and want_url.loc in got and got_url.loc in wanted:
+                    found.append(f"{path}: expected {want_url}, served {got_url}")
+    return found
