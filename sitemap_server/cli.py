@@ -178,6 +178,63 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if report.count else 0
 
 
+def explain_target(words: list[str]) -> tuple[str, int] | str:
+    """``post 12``, ``post:12`` → ("post", 12); a URL or a path on the site as it is."""
+    from .sitemaps.explain import KINDS
+
+    if len(words) == 1 and words[0].split(":", 1)[0] in KINDS:
+        words = words[0].split(":", 1)
+    if len(words) == 2 and words[0] in KINDS and words[1].isdigit():
+        return words[0], int(words[1])
+    if len(words) == 1 and words[0].startswith(("http://", "https://", "/")):
+        return words[0]
+    raise CommandError(
+        f"explain what? {' '.join(words)!r}: give a URL, or post ID, term ID or author ID"
+    )
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .services.errors import NotFound
+    from .sitemaps.explain import explain_object, explain_url
+
+    target = explain_target(args.what)
+    settings = load_settings(args.config)
+    try:
+        with database(settings) as session:
+            if isinstance(target, str):
+                explanation = explain_url(session, target)
+            else:
+                explanation = explain_object(session, *target)
+    except NotFound as exc:
+        raise CommandError(exc.detail) from None
+    if args.json:
+        print(json.dumps(explanation.as_dict(), indent=2))
+        return 0 if explanation.listed else 1
+    subject = explanation.subject
+    described = " ".join(str(subject[key]) for key in ("kind", "id") if key in subject)
+    within = [str(subject[key]) for key in ("type", "taxonomy", "sitemap") if key in subject]
+    if within:
+        described += f" ({within[0]})"
+    for key in ("part", "page"):
+        if subject.get(key, 1) > 1:
+            described += f", {key} {subject[key]}"
+    name = subject.get("title") or subject.get("name")
+    if name:
+        described += f": {name!r}"
+    print(explanation.url)
+    print(f"  {described}")
+    for listing in explanation.sitemaps:
+        print(f"  listed in the {listing.sitemap} sitemap, page {listing.page}: {listing.document}")
+        print(f"    lastmod {listing.lastmod}: {listing.lastmod_source}")
+    if not explanation.listed:
+        print("  not listed:")
+    for reason in explanation.reasons:
+        print(f"    {reason.requirement} {reason.rule}: {reason.reason}")
+    if explanation.note:
+        print(f"  note: {explanation.note}")
+    return 0 if explanation.listed else 1
+
+
 def cmd_worker(args: argparse.Namespace) -> None:
     from .notify.worker import Worker
 
@@ -329,6 +386,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--json", action="store_true", help="the differences as JSON")
     check.set_defaults(func=cmd_check)
+
+    explain = commands.add_parser(
+        "explain",
+        help="whether a URL is listed, where and with which lastmod, or every rule that "
+        "leaves it out; exit 0 if listed, 1 if not",
+    )
+    explain.add_argument(
+        "what",
+        nargs="+",
+        metavar="URL | post ID | term ID | author ID",
+        help="an absolute URL or a path on the site, or an object (also post:12)",
+    )
+    explain.add_argument("--json", action="store_true", help="as JSON, like GET /api/explain")
+    explain.set_defaults(func=cmd_explain)
 
     worker = commands.add_parser(
         "worker", help="send pings and IndexNow submissions as sitemaps change (until stopped)"

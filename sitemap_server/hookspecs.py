@@ -85,7 +85,9 @@ def sitemap_exclusion_criteria(kind: str) -> list[ColumnElement[bool]]:
 
     Called whenever the listed-criteria of a content kind are built; the criteria are
     shared by every provider, core or plugin, that lists that kind. This is the fast path:
-    prefer it to ``sitemap_exclude``.
+    prefer it to ``sitemap_exclude``. Each implementation is asked on its own, and its
+    criteria are one rule named after its plugin: ``sitemap-server explain`` names the
+    plugin whose criteria leave a row out.
 
     :param kind: ``"post"``, ``"author"`` or ``"term"``.
     :return: SQLAlchemy boolean expressions over the ``Post``, ``Author`` or ``Term``
@@ -98,7 +100,8 @@ def sitemap_exclude(kind: str, item: Any) -> bool | None:
     """Decide in Python whether one candidate row is left out (the slow path).
 
     Called for every candidate that passed the SQL criteria, when entries are
-    (re)computed after a change, so only for rules SQL cannot express.
+    (re)computed after a change, so only for rules SQL cannot express; and by
+    ``sitemap-server explain``, which names the plugin that said so, for any row.
 
     :param kind: ``"post"``, ``"author"`` or ``"term"``.
     :param item: the candidate row (``Post``, ``Author`` or ``Term``).

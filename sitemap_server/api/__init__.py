@@ -33,6 +33,7 @@ ROUTES: dict[str, str] = {
     "api.notifications": "/api/notifications",
     "api.notifications_flush": "/api/notifications/flush",
     "api.plugins": "/api/plugins",
+    "api.explain": "/api/explain",
 }
 
 

@@ -16,6 +16,8 @@ from ..content.links import Links
 from ..models import Author, Post, PostType, Taxonomy, Term, post_terms
 from ..services import authors, posts, site, terms, types
 from ..services.common import parse_datetime
+from ..services.errors import FieldProblem, ServiceError
+from ..sitemaps.explain import KINDS, explain_object, explain_url
 from . import representations as rep
 from .auth import ADMIN
 
@@ -286,3 +288,21 @@ def get_settings(request: Request) -> dict[str, Any]:
 def update_settings(request: Request) -> dict[str, Any]:
     site.update_settings(request.dbsession, body(request))
     return _settings_payload(request)
+
+
+# Explain -------------------------------------------------------------------------------
+
+
+@api_view(route_name="api.explain", request_method="GET")
+def explain(request: Request) -> dict[str, Any]:
+    """What ``sitemap-server explain`` prints with ``--json``."""
+    params = query(request)
+    given = [name for name in ("url", *KINDS) if name in params]
+    if len(given) != 1:
+        message = "give exactly one of url, post, term or author"
+        raise ServiceError(message, [FieldProblem(name, message) for name in given or ["url"]])
+    if given[0] == "url":
+        explanation = explain_url(request.dbsession, params["url"])
+    else:
+        explanation = explain_object(request.dbsession, given[0], params[given[0]])
+    return explanation.as_dict()

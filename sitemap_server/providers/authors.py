@@ -36,12 +36,7 @@ class AuthorProvider(Provider):
         query = (
             select(Author, newest)
             .join(Post, Post.author_id == Author.id)
-            .join(
-                SitemapEntry,
-                (SitemapEntry.key == Post.id)
-                & (SitemapEntry.part == 1)
-                & SitemapEntry.provider.in_(ctx.post_providers),
-            )
+            .join(SitemapEntry, eligibility.listed_post_entry(Post.id, ctx.post_providers))
             .where(eligibility.author_criteria(ctx.plugins))
             .group_by(Author.id)
             .order_by(Author.id)

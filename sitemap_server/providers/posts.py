@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, lazyload
 from ..content import eligibility, permalinks
 from ..content.images import post_images
 from ..hookspecs import hookimpl
-from ..models import Post, PostStatus, PostType, SitemapEntry, post_terms
+from ..models import Post, PostStatus, PostType, SitemapEntry, SiteSettings, post_terms
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry
 from ..sitemaps.providers import BuildContext, Provider, chunks
@@ -22,8 +22,9 @@ log = logging.getLogger(__name__)
 
 @hookimpl
 def sitemap_providers(session: Session) -> list[Provider]:
-    types = session.scalars(select(PostType).order_by(PostType.name))
-    return [PostTypeProvider(t) for t in types if eligibility.type_has_sitemap(t)]
+    listed = eligibility.criteria(eligibility.post_type_rules())
+    types = session.scalars(select(PostType).where(listed).order_by(PostType.name))
+    return [PostTypeProvider(t) for t in types]
 
 
 class PostTypeProvider(Provider):
@@ -104,20 +105,17 @@ class PostTypeProvider(Provider):
 
     def _post_entries(self, ctx: BuildContext, post: Post) -> Iterator[Entry]:
         settings = ctx.settings
-        if settings.front_page == "page" and post.id == settings.front_page_id:
-            return  # the static front page is listed as the home page itself (S-206)
+        if is_static_front_page(settings, post.id):
+            return  # listed as the home page itself (S-206)
         url = ctx.links.post(post)
-        if not eligibility.canonical_allows(post.canonical, url):
-            return
-        problem = eligibility.url_problem(url)
-        if problem:
-            log.warning("post %s left out of the sitemap: its URL is %s", post.id, problem)
-            return
-        if eligibility.excluded_by_plugins(ctx.plugins, "post", post):
+        excluded = next(eligibility.candidate_exclusions(ctx.plugins, "post", post, url), None)
+        if excluded is not None:
+            if excluded.rule == eligibility.URL_RULE:
+                log.warning("post %s left out of the sitemap: %s", post.id, excluded.reason)
             return
         lastmod = max(d for d in (post.published_at, post.modified_at) if d is not None)
         if post.id == settings.posts_page_id:
-            lastmod = _newest(ctx, "post") or lastmod
+            lastmod = newest_lastmod(ctx, "post") or lastmod
         path = url[len(ctx.site_url) :]
         images = self._images(ctx, post, url)
         yield Entry(key=post.id, part=1, path=path, lastmod=lastmod, images=images, item=post)
@@ -135,14 +133,14 @@ class PostTypeProvider(Provider):
         only while there is such a post, so that a site without content lists nothing."""
         images: list[str] = []
         if self._is_home_host(ctx):
-            newest = _newest(ctx, "post")
+            newest = newest_lastmod(ctx, "post")
             path = permalinks.home_path()
             static = ctx.settings.front_page == "page" and ctx.settings.front_page_id
             front = ctx.session.get(Post, ctx.settings.front_page_id) if static else None
             if front is not None:  # a static front page: the home page shows its images
                 images = self._images(ctx, front, ctx.site_url + path)
         elif self.archive_path and not self.absent_when_empty:  # a noindexed type's archive
-            newest = _newest(ctx, self.name)
+            newest = newest_lastmod(ctx, self.name)
             path = self.archive_path
         else:
             return
@@ -160,7 +158,11 @@ class PostTypeProvider(Provider):
         )
 
 
-def _newest(ctx: BuildContext, provider: str) -> datetime | None:
+def is_static_front_page(settings: SiteSettings, post_id: int) -> bool:
+    return settings.front_page == "page" and post_id == settings.front_page_id
+
+
+def newest_lastmod(ctx: BuildContext, provider: str) -> datetime | None:
     """The newest lastmod of a type's listed posts (ix_sitemap_entries_provider_lastmod)."""
     return ctx.session.scalar(
         select(SitemapEntry.lastmod)

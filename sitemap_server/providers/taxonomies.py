@@ -21,8 +21,9 @@ log = logging.getLogger(__name__)
 
 @hookimpl
 def sitemap_providers(session: Session) -> list[Provider]:
-    taxonomies = session.scalars(select(Taxonomy).order_by(Taxonomy.name))
-    return [TaxonomyProvider(t) for t in taxonomies if eligibility.taxonomy_is_listed(t)]
+    listed = eligibility.criteria(eligibility.taxonomy_rules())
+    taxonomies = session.scalars(select(Taxonomy).where(listed).order_by(Taxonomy.name))
+    return [TaxonomyProvider(t) for t in taxonomies]
 
 
 class TaxonomyProvider(Provider):
@@ -75,9 +76,7 @@ class TaxonomyProvider(Provider):
             select(post_terms.c.term_id, func.max(SitemapEntry.lastmod))
             .join(
                 SitemapEntry,
-                (SitemapEntry.key == post_terms.c.post_id)
-                & (SitemapEntry.part == 1)
-                & SitemapEntry.provider.in_(ctx.post_providers),
+                eligibility.listed_post_entry(post_terms.c.post_id, ctx.post_providers),
             )
             .group_by(post_terms.c.term_id)
         )
@@ -119,13 +118,12 @@ class TaxonomyProvider(Provider):
                     continue
                 dates = [d for i in subtree[term.id] if (d := own.get(i)) is not None]
                 url = ctx.links.term(term)
-                if not eligibility.canonical_allows(term.canonical, url):
-                    continue
-                problem = eligibility.url_problem(url)
-                if problem:
-                    log.warning("term %s left out of the sitemap: its URL is %s", term.id, problem)
-                    continue
-                if eligibility.excluded_by_plugins(ctx.plugins, "term", term):
+                excluded = next(
+                    eligibility.candidate_exclusions(ctx.plugins, "term", term, url), None
+                )
+                if excluded is not None:
+                    if excluded.rule == eligibility.URL_RULE:
+                        log.warning("term %s left out of the sitemap: %s", term.id, excluded.reason)
                     continue
                 yield Entry(
                     key=term.id,
@@ -133,6 +131,14 @@ class TaxonomyProvider(Provider):
                     lastmod=max(dates, default=None),
                     item=term,
                 )
+
+
+def term_subtree(session: Session, taxonomy: str, term_id: int) -> list[int]:
+    """The term and all its descendants in ``taxonomy`` (a hierarchical one)."""
+    children: dict[int | None, list[int]] = {}
+    for row in session.execute(select(Term.id, Term.parent_id).where(Term.taxonomy == taxonomy)):
+        children.setdefault(row.parent_id, []).append(row.id)
+    return _subtree(term_id, children)
 
 
 def _subtree(term_id: int, children: dict[int | None, list[int]]) -> list[int]:

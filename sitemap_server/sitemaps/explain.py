@@ -1,0 +1,557 @@
+"""``sitemap-server explain`` and ``GET /api/explain``: why a URL is listed or not (S-406).
+
+Whether a URL is listed, where and with which ``lastmod`` is read from the stored
+entries and pages, which are what the sitemaps serve. Why a URL is not listed is found by
+the engine's own rules (``content/eligibility.py``): each of the SQL criteria the
+providers combine is evaluated on its own on the one row, then the URL checks and the
+plugins' vetoes, so every rule that leaves it out is named, not only the first, and the
+answer cannot disagree with the sitemaps. When it does (stored state that a write left
+behind), the answer says so: ``sitemap-server check`` then finds what differs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import unquote
+
+from sqlalchemy import ColumnElement, case, or_, select, tuple_
+from sqlalchemy.orm import Session
+
+from ..content import eligibility, permalinks
+from ..content.eligibility import Exclusion, Rule
+from ..models import Author, Post, PostType, SitemapEntry, SitemapPage, Taxonomy, Term, post_terms
+from ..plugins import for_session
+from ..providers.posts import is_static_front_page, newest_lastmod
+from ..providers.taxonomies import term_subtree
+from ..services.errors import NotFound
+from .maintenance import all_providers, build_context, catch_up, filter_entry
+from .providers import Provider
+from .reader import site_zone
+from .views import MAX_PAGES
+from .xml import w3c
+
+KINDS = ("post", "term", "author")
+INDEX = "sitemap_index"
+DOCUMENT = re.compile(r"^/([a-z0-9_]+)-sitemap([0-9]{0,9})\.xml$")
+# Ids are 32-bit integers; a larger number names nothing (and PostgreSQL refuses it).
+MAX_ID = 2**31 - 1
+AUTHOR_PATH = re.compile(r"^/author/([^/]+)/$")
+# Candidate rows looked up for a URL that no sitemap lists (each is checked by its URL).
+MAX_CANDIDATES = 100
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Where a URL is listed: a sitemap (provider), its page and the page's URL."""
+
+    sitemap: str
+    document: str
+    page: int
+    lastmod: str | None  # as the document writes it
+    lastmod_source: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sitemap": self.sitemap,
+            "document": self.document,
+            "page": self.page,
+            "lastmod": self.lastmod,
+            "lastmod_source": self.lastmod_source,
+        }
+
+
+@dataclass
+class Explanation:
+    url: str
+    subject: dict[str, Any]  # what the URL is: {"kind": "post", "id": 12, …}
+    listed: bool = False
+    sitemaps: list[Listing] = field(default_factory=list)
+    reasons: list[Exclusion] = field(default_factory=list)
+    note: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "subject": self.subject,
+            "listed": self.listed,
+            "sitemaps": [s.as_dict() for s in self.sitemaps],
+            "reasons": [r.as_dict() for r in self.reasons],
+            "note": self.note,
+        }
+
+
+def explain_url(session: Session, url: str) -> Explanation:
+    """What ``url`` (absolute, or a path on the site) is and why it is listed or not.
+
+    :raises NotFound: no content, archive or sitemap of the site has this URL.
+    """
+    return Explainer(session).url(url)
+
+
+def explain_object(session: Session, kind: str, object_id: int) -> Explanation:
+    """The same for the post, term or author ``object_id`` (its URL: part 1 of a post).
+
+    :raises NotFound: there is no such object.
+    """
+    return Explainer(session).object(kind, object_id)
+
+
+class Explainer:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.plugins = for_session(session)
+        # As the next request would: whatever has come due is in the stored state.
+        catch_up(session)
+        self.providers = all_providers(session, self.plugins)
+        self.ctx = build_context(session, self.plugins, self.providers)
+        self.settings = self.ctx.settings
+        self.site_url = self.ctx.site_url
+        self.zone = site_zone(self.settings.timezone)
+
+    # Entry points ------------------------------------------------------------------------
+
+    def url(self, given: str) -> Explanation:
+        url = self.site_url + given if given.startswith("/") else given
+        path = self._path(url)
+        if path is None:
+            raise NotFound(f"{given} is not on this site ({self.site_url}/)")
+        document = DOCUMENT.match(path)
+        if path == f"/{INDEX}.xml" or document:
+            return self._document(url, document)
+        stored = self._stored(path)
+        core = [row for row in stored if self._kind(row.provider) in KINDS]
+        if core:
+            row = core[0]
+            kind = str(self._kind(row.provider))
+            if row.key == 0:
+                return self._special(url, path, stored, row.provider)
+            return self._explain(kind, self._get(kind, row.key), url, stored, part=row.part)
+        found = self._resolve(url, path)
+        if found is not None:
+            kind, item, part = found
+            return self._explain(kind, item, url, stored, part=part)
+        if path == permalinks.home_path() or self._archive_type(path) is not None:
+            return self._special(url, path, stored)
+        if stored:  # a plugin's own entry, made from no post, term or author
+            row = stored[0]
+            explanation = Explanation(
+                url, {"kind": "entry", "sitemap": row.provider, "id": row.key}
+            )
+            return self._finish(explanation, stored, [])
+        raise NotFound(
+            f"{url}: no post, page, term, author, archive or sitemap of this site has this URL"
+        )
+
+    def object(self, kind: str, object_id: int) -> Explanation:
+        item = self._get(kind, object_id) if 1 <= object_id <= MAX_ID else None
+        if item is None:
+            raise NotFound(f"there is no {kind} {object_id}")
+        url = self._object_url(kind, item)
+        return self._explain(kind, item, url, self._stored(url[len(self.site_url) :]), part=1)
+
+    # Content -----------------------------------------------------------------------------
+
+    def _explain(self, kind: str, item: Any, url: str, stored: list[Any], part: int) -> Explanation:
+        if item is None:  # a stored entry whose row is gone: only check can say more
+            raise NotFound(f"{url}: its {kind} no longer exists")
+        # Entries of the core's providers belong to this row only if their key is its id;
+        # plugins' providers (video, news) list the core's URLs under keys of their own.
+        stored = [
+            row
+            for row in stored
+            if self._kind(row.provider) not in KINDS
+            or (self._kind(row.provider) == kind and row.key == item.id)
+        ]
+        subject: dict[str, Any] = {"kind": kind, "id": item.id}
+        if kind == "post":
+            subject.update(type=item.type, title=item.title, part=part)
+            reasons = self._post_reasons(item)
+        elif kind == "term":
+            subject.update(taxonomy=item.taxonomy, name=item.name)
+            reasons = self._term_reasons(item)
+        else:
+            subject.update(name=item.name)
+            reasons = self._author_reasons(item)
+        if not stored and not reasons:
+            reasons = self._entry_filters(kind, item, part)
+        return self._finish(Explanation(url, subject), stored, reasons)
+
+    def _post_reasons(self, post: Post) -> list[Exclusion]:
+        post_type = self.session.get_one(PostType, post.type)
+        reasons = self._failing(
+            eligibility.post_type_rules(), PostType.name == post.type, post_type
+        )
+        rules = eligibility.post_rules(self.plugins, post_type, self.ctx.now)
+        reasons += self._failing(rules, Post.id == post.id, post)
+        if is_static_front_page(self.settings, post.id):
+            reasons.append(
+                Exclusion(
+                    "front_page",
+                    "S-206",
+                    "it is the static front page: it is listed as the home page, "
+                    f"{self.site_url}{permalinks.home_path()}",
+                )
+            )
+        url = self.ctx.links.post(post)
+        reasons += eligibility.candidate_exclusions(self.plugins, "post", post, url)
+        return reasons
+
+    def _term_reasons(self, term: Term) -> list[Exclusion]:
+        taxonomy = self.session.get_one(Taxonomy, term.taxonomy)
+        rules = eligibility.taxonomy_rules()
+        reasons = self._failing(rules, Taxonomy.name == taxonomy.name, taxonomy)
+        reasons += self._failing(eligibility.term_rules(self.plugins), Term.id == term.id, term)
+        url = self.ctx.links.term(term)
+        reasons += eligibility.candidate_exclusions(self.plugins, "term", term, url)
+        terms = term_subtree(self.session, taxonomy.name, term.id) if taxonomy.hierarchical else []
+        if self._listed_in_terms(terms or [term.id]) is None:
+            below = " nor in the terms below it" if taxonomy.hierarchical else ""
+            reasons.append(Exclusion("listed_posts", "S-203", f"no listed post is in it{below}"))
+        return reasons
+
+    def _author_reasons(self, author: Author) -> list[Exclusion]:
+        rules = eligibility.author_rules(self.plugins)
+        reasons = self._failing(rules, Author.id == author.id, author)
+        reasons += eligibility.candidate_exclusions(self.plugins, "author", author, None)
+        if self._listed_of_author(author.id) is None:
+            reasons.append(Exclusion("listed_posts", "S-202", "none of its posts is listed"))
+        return reasons
+
+    def _failing(self, rules: list[Rule], where: ColumnElement[bool], item: Any) -> list[Exclusion]:
+        """The rules ``item`` fails: each rule's criterion, as the engine's WHERE would
+        take it (NULL fails), evaluated on its own, in one query."""
+        if not rules:
+            return []
+        passes = [case((rule.criterion, 1), else_=0) for rule in rules]
+        row = self.session.execute(select(*passes).where(where)).one()
+        return [rule.exclusion(item) for rule, ok in zip(rules, row, strict=True) if not ok]
+
+    def _entry_filters(self, kind: str, item: Any, part: int) -> list[Exclusion]:
+        """Why a row that every rule lets through is not stored: a plugin's
+        ``sitemap_entry`` dropped or moved its entry (computed again here)."""
+        providers = [p for p in self.providers if p.kind == kind]
+        if kind == "post":
+            providers = [p for p in providers if p.name == item.type]
+        for provider in providers:
+            for entry in provider.entries(self.ctx, {item.id}):
+                if entry.part != part:
+                    continue
+                result, changed_by = filter_entry(self.plugins, provider.kind, entry)
+                if result is None:
+                    what = "drops its entry (its sitemap_entry)"
+                    return [eligibility.plugin_exclusion(changed_by[-1], what)]
+                if result.path != entry.path:
+                    what = f"lists it as {self.site_url}{result.path} (its sitemap_entry)"
+                    return [eligibility.plugin_exclusion(changed_by[0], what)]
+        return []
+
+    # The home page, archives and sitemap documents ----------------------------------------
+
+    def _special(
+        self, url: str, path: str, stored: list[Any], provider: str | None = None
+    ) -> Explanation:
+        """The home page (S-206) or a type's archive, listed under key 0 of a post type's
+        sitemap (``provider``, when it is stored)."""
+        if path == permalinks.home_path():
+            subject: dict[str, Any] = {"kind": "home"}
+            static = self.settings.front_page == "page" and self.settings.front_page_id
+            host, dated_by = ("page" if static else "post"), "post"
+        else:
+            post_type = self._archive_type(path)
+            host = dated_by = post_type.name if post_type is not None else str(provider)
+            subject = {"kind": "archive", "type": host}
+        stored = [row for row in stored if row.key == 0 or self._kind(row.provider) not in KINDS]
+        reasons: list[Exclusion] = []
+        if not stored:
+            host_type = self.session.get(PostType, host)
+            if host_type is not None:
+                rules = eligibility.post_type_rules()
+                reasons += self._failing(rules, PostType.name == host, host_type)
+                if subject["kind"] == "archive" and host_type.noindex:
+                    reasons.append(
+                        Exclusion(
+                            "type_noindex",
+                            "S-201",
+                            f"its type {host!r} is noindexed: only its posts set to index "
+                            "are listed, not its archive",
+                        )
+                    )
+            if newest_lastmod(self.ctx, dated_by) is None:
+                reasons.append(
+                    Exclusion(
+                        "listed_posts",
+                        "S-206" if subject["kind"] == "home" else "S-402",
+                        f"it is dated by the newest listed {dated_by!r} post, and none is listed",
+                    )
+                )
+        return self._finish(Explanation(url, subject), stored, reasons)
+
+    def _archive_type(self, path: str) -> PostType | None:
+        return self.session.scalars(
+            select(PostType).where(PostType.archive_path == path).order_by(PostType.name)
+        ).first()
+
+    def _document(self, url: str, document: re.Match[str] | None) -> Explanation:
+        index_url = f"{self.site_url}/{INDEX}.xml"
+        if document is None:
+            return Explanation(
+                url,
+                {"kind": "index"},
+                reasons=[
+                    Exclusion(
+                        "index",
+                        "S-309",
+                        "it is the sitemap index: robots.txt names it, no sitemap lists it",
+                    )
+                ],
+            )
+        name, number = document.group(1), document.group(2)
+        page = int(number) if number else 1
+        provider = next((p for p in self.providers if p.name == name), None)
+        if provider is None:
+            raise NotFound(f"{url}: there is no sitemap named {name!r}")
+        subject = {"kind": "sitemap", "sitemap": name, "page": page}
+        explanation = Explanation(url, subject)
+        if self.settings.private:
+            explanation.reasons.append(_private())
+            return explanation
+        row = self.session.get(SitemapPage, (name, page)) if 1 <= page <= MAX_PAGES else None
+        if row is None:
+            pages = self.session.scalar(
+                select(SitemapPage.page)
+                .where(SitemapPage.provider == name)
+                .order_by(SitemapPage.page.desc())
+                .limit(1)
+            )
+            if pages:
+                reason = Exclusion("pages", "S-304", f"the {name} sitemap has {pages} page(s)")
+            else:
+                reason = Exclusion(
+                    "empty", "S-306", f"the {name} sitemap lists nothing: the index leaves it out"
+                )
+            explanation.reasons.append(reason)
+            return explanation
+        explanation.listed = True
+        explanation.sitemaps.append(
+            Listing(
+                INDEX,
+                index_url,
+                1,
+                w3c(row.lastmod, self.zone),
+                f"the newest lastmod of its {row.entries} entries (S-301)",
+            )
+        )
+        return explanation
+
+    # Where it is listed ------------------------------------------------------------------
+
+    def _finish(
+        self, explanation: Explanation, stored: list[Any], reasons: list[Exclusion]
+    ) -> Explanation:
+        if self.settings.private:
+            explanation.reasons = [_private(), *reasons]
+            return explanation
+        explanation.reasons = reasons
+        explanation.sitemaps = [
+            listing for row in stored if (listing := self._listing(row)) is not None
+        ]
+        explanation.listed = bool(explanation.sitemaps)
+        if explanation.listed and reasons:
+            explanation.note = (
+                "the stored sitemaps list it although the rules leave it out; "
+                "`sitemap-server check` shows what differs"
+            )
+        elif not explanation.listed and not reasons:
+            explanation.note = (
+                "no rule leaves it out, yet the stored sitemaps do not list it; "
+                "`sitemap-server check` shows what differs"
+            )
+        return explanation
+
+    def _stored(self, path: str) -> list[Any]:
+        query = (
+            select(
+                SitemapEntry.provider,
+                SitemapEntry.key,
+                SitemapEntry.part,
+                SitemapEntry.path,
+                SitemapEntry.lastmod,
+            )
+            .where(SitemapEntry.path == path)
+            .order_by(SitemapEntry.provider, SitemapEntry.key, SitemapEntry.part)
+        )
+        order = {p.name: i for i, p in enumerate(self.providers)}
+        rows = [row for row in self.session.execute(query) if row.provider in order]
+        return sorted(rows, key=lambda row: order[row.provider])
+
+    def _listing(self, row: Any) -> Listing | None:
+        position = tuple_(row.key, row.part)
+        page = self.session.scalar(
+            select(SitemapPage.page).where(
+                SitemapPage.provider == row.provider,
+                tuple_(SitemapPage.first_key, SitemapPage.first_part) <= position,
+                tuple_(SitemapPage.last_key, SitemapPage.last_part) >= position,
+            )
+        )
+        if page is None:
+            return None
+        suffix = "" if page == 1 else str(page)
+        return Listing(
+            row.provider,
+            f"{self.site_url}/{row.provider}-sitemap{suffix}.xml",
+            page,
+            w3c(row.lastmod, self.zone),
+            self._lastmod_source(row),
+        )
+
+    def _lastmod_source(self, row: Any) -> str:
+        """Where the stored ``lastmod`` comes from, in the words of S-402."""
+        kind = self._kind(row.provider)
+        if kind == "post":
+            if row.key == 0:
+                dated_by = "post" if row.path == permalinks.home_path() else row.provider
+                what = "home page" if dated_by == "post" else f"archive of {row.provider!r}"
+                newest = self._dating_post(row.lastmod, SitemapEntry.provider == dated_by)
+                return f"{what}: the newest lastmod of the listed {dated_by!r} posts{newest}"
+            if row.key == self.settings.posts_page_id:
+                newest = self._dating_post(row.lastmod, SitemapEntry.provider == "post")
+                if newest:
+                    return f"posts page: the newest lastmod of the listed 'post' posts{newest}"
+            post = self.session.get_one(Post, row.key)
+            source = "the later of the post's modified and published times"
+            if post.published_at is not None and post.published_at != post.modified_at:
+                latest = "modified" if post.modified_at > post.published_at else "published"
+                source += f" (its {latest} time)"
+            return source
+        if kind == "term":
+            term = self.session.get_one(Term, row.key)
+            taxonomy = self.session.get_one(Taxonomy, term.taxonomy)
+            terms = (
+                term_subtree(self.session, taxonomy.name, term.id) if taxonomy.hierarchical else []
+            )
+            in_terms = select(post_terms.c.post_id).where(
+                post_terms.c.term_id.in_(terms or [term.id])
+            )
+            newest = self._dating_post(row.lastmod, SitemapEntry.key.in_(in_terms), core=True)
+            below = " and in the terms below it" if taxonomy.hierarchical else ""
+            return f"the newest lastmod of the listed posts in it{below}{newest}"
+        if kind == "author":
+            of_author = select(Post.id).where(Post.author_id == row.key)
+            newest = self._dating_post(row.lastmod, SitemapEntry.key.in_(of_author), core=True)
+            return f"the newest lastmod of its listed posts{newest}"
+        return f"computed by the {row.provider} sitemap's provider (a plugin)"
+
+    def _dating_post(
+        self, lastmod: datetime | None, where: ColumnElement[bool], core: bool = False
+    ) -> str:
+        """ ": post 12": the listed post whose ``lastmod`` dates an entry, when one does."""
+        if lastmod is None:
+            return ""
+        conditions = [SitemapEntry.key > 0, SitemapEntry.lastmod == lastmod, where]
+        if core:
+            conditions += [
+                SitemapEntry.part == 1,
+                SitemapEntry.provider.in_(self.ctx.post_providers),
+            ]
+        key = self.session.scalar(
+            select(SitemapEntry.key).where(*conditions).order_by(SitemapEntry.key).limit(1)
+        )
+        return f": post {key}" if key is not None else ""
+
+    def _listed_in_terms(self, terms: list[int]) -> Any:
+        listed = eligibility.listed_post_entry(post_terms.c.post_id, self.ctx.post_providers)
+        return self.session.scalar(
+            select(SitemapEntry.key)
+            .select_from(post_terms)
+            .join(SitemapEntry, listed)
+            .where(post_terms.c.term_id.in_(terms))
+            .limit(1)
+        )
+
+    def _listed_of_author(self, author_id: int) -> Any:
+        listed = eligibility.listed_post_entry(Post.id, self.ctx.post_providers)
+        return self.session.scalar(
+            select(SitemapEntry.key)
+            .select_from(Post)
+            .join(SitemapEntry, listed)
+            .where(Post.author_id == author_id)
+            .limit(1)
+        )
+
+    # Finding what a URL is ---------------------------------------------------------------
+
+    def _path(self, url: str) -> str | None:
+        """The site-relative path of ``url``, or None for a URL elsewhere."""
+        if url == self.site_url:
+            return permalinks.home_path()
+        if not url.startswith(self.site_url + "/"):
+            return None
+        return url[len(self.site_url) :]
+
+    def _resolve(self, url: str, path: str) -> tuple[str, Any, int] | None:
+        """The post (and part), term or author whose URL is ``url``, among the rows whose
+        slug, id or explicit path the URL's last segments could be."""
+        segments = [unquote(s) for s in path.split("/") if s]
+        if not segments:
+            return None
+        author = AUTHOR_PATH.match(path)
+        if author:
+            for found in self.session.scalars(
+                select(Author).where(Author.slug == unquote(author[1]))
+            ):
+                if self.ctx.links.author(found) == url:
+                    return "author", found, 1
+        parts = {1}
+        paths = [unquote(path)]
+        if len(segments) >= 2 and segments[-1].isdigit() and 2 <= int(segments[-1]) < 10_000:
+            parts.add(int(segments[-1]))
+            paths.append(unquote(path.rstrip("/").rsplit("/", 1)[0] + "/"))
+        slugs = segments[-2:]
+        ids = [int(s) for s in slugs if s.isdigit() and len(s) < 10]
+        candidates = self.session.scalars(
+            select(Post)
+            .where(or_(Post.slug.in_(slugs), Post.path.in_(paths), Post.id.in_(ids)))
+            .order_by(Post.id)
+            .limit(MAX_CANDIDATES)
+        )
+        for post in candidates:
+            permalink = self.ctx.links.post(post)
+            for part in sorted(parts):
+                if (
+                    part <= post.parts
+                    and (permalinks.part_url(permalink, part) if part > 1 else permalink) == url
+                ):
+                    return "post", post, part
+        terms = self.session.scalars(
+            select(Term).where(Term.slug == segments[-1]).order_by(Term.id).limit(MAX_CANDIDATES)
+        )
+        for term in terms:
+            if self.ctx.links.term(term) == url:
+                return "term", term, 1
+        return None
+
+    def _object_url(self, kind: str, item: Any) -> str:
+        if kind == "post":
+            return self.ctx.links.post(item)
+        if kind == "term":
+            return self.ctx.links.term(item)
+        return self.ctx.links.author(item)
+
+    def _get(self, kind: str, object_id: int) -> Any:
+        model = {"post": Post, "term": Term, "author": Author}[kind]
+        return self.session.get(model, object_id)
+
+    def _kind(self, provider: str) -> str | None:
+        found: Provider | None = next((p for p in self.providers if p.name == provider), None)
+        return found.kind if found is not None else None
+
+
+def _private() -> Exclusion:
+    return Exclusion(
+        "private",
+        "S-205",
+        'the site is private ("discourage search engines"): every sitemap is empty',
+    )
