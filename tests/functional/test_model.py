@@ -15,8 +15,11 @@ tools would:
   settings, "not news" posts and excluded terms;
 - and time passing scheduled posts and the news sitemap's 48 hours.
 
-After every step, ``check`` (every sitemap rebuilt from the content, compared entry by
-entry and page by page) must find nothing.
+After every step that changed something, two comparisons must find nothing:
+- the stored sitemaps against a rebuild from the content (``check``: every provider rebuilt,
+  compared entry by entry and page by page);
+- the served index and documents, as a crawler reads them, against the plain reference
+  (``tests/reference.py``: the spec's rules in plain Python, sharing no engine code).
 
 Seeded (``derandomize``), so a failure replays the same way; each failure it found is a
 regular test (``test_check.py``, ``test_api_races.py``). Every sequence starts from a small
@@ -104,6 +107,12 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
                 token = create_token(session, "model")
             self.api = client(app, token)
             self.made = 0
+            # Whether anything may have changed since the sitemaps were last compared: a
+            # write that was carried out, or time passing. A refused write (4xx) changes
+            # nothing (pyramid_tm aborts it; test_api_errors proves it row by row), and
+            # a step that had nothing to act on makes no request: comparing again after
+            # them would repeat the last comparison (a third of the steps).
+            self.changed = True
             self.base: dict[str, list[int]] | None = None
 
         def write(self, method: str, path: str, body: Any = None) -> Any:
@@ -115,6 +124,7 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
             else:
                 response = getattr(self.api, f"{method}_json")(path, body, expect_errors=True)
             assert response.status_int < 500, response.text
+            self.changed |= response.status_int < 300
             return response.json if response.status_int in (200, 201) else None
 
         def created(self, path: str, body: dict[str, Any]) -> int | None:
@@ -455,6 +465,7 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
         @rule(hours=st.sampled_from([1, 1, 30, 50, 24 * 365 * 80]))
         def time_passes(self, hours):
             Clock.offset += timedelta(hours=hours)
+            self.changed = True
 
         # The plugins' fields ------------------------------------------------------------
 
@@ -506,17 +517,15 @@ def machine_for(app: Any, engine: Any, seed: dict[str, Any], app_session: Any) -
 
         # After every step -------------------------------------------------------------
 
+        @precondition(lambda self: self.changed)
         @invariant()
-        def stored_sitemaps_equal_a_rebuild(self) -> None:
+        def sitemaps_equal_a_rebuild_and_the_reference(self) -> None:
             with app_session.begin():
                 report = check(app_session)
-            assert report.differences == []
-
-        @invariant()
-        def served_sitemaps_are_as_specified(self) -> None:
-            with app_session.begin():
                 want = expected(app_session, SITE_URL, utcnow())
+            assert report.differences == []
             assert differences(want, served(self.api, want.site_url)) == []
+            self.changed = False
 
         def teardown(self) -> None:
             Clock.offset = timedelta(0)
@@ -554,8 +563,11 @@ def test_after_any_writes_the_sitemaps_equal_a_rebuild_and_the_reference(
     wsgi_app, clean_database, _migrated_rows, app_session
 ):
     machine = machine_for(wsgi_app, clean_database, _migrated_rows, app_session)
+    # About 2,000 steps on each database (sequences stop early: 40 steps at most, 27 on
+    # average with 50 examples, 21 with the plugins' rules), the sitemaps compared after
+    # about 70% of them: 2 to 5 minutes on one core.
     on_postgresql = clean_database.dialect.name == "postgresql"
-    examples = 30 if on_postgresql else 50
+    examples = 90 if on_postgresql else 80
     run_state_machine_as_test(
         machine,
         settings=settings(
