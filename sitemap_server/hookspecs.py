@@ -116,6 +116,20 @@ def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
     Called for each entry a provider computes, in plugin registration order; each
     implementation receives the entry the previous one returned.
 
+    After the last implementation, the core makes every entry fit for a document
+    (``sitemaps/xml.py``, ``EntryRules``, through ``content/sanitize.py``), whoever made
+    it, so a plugin need not remember to: the path must be a path on the site, each
+    image an http(s) URL on the site's host or an allowed image host, and in ``extra``
+    every string loses the characters XML 1.0 cannot carry, while the strings under a
+    URL key (``loc``, ``url``, ``href``, ``src`` or a name ending in ``_loc``, ``_url``,
+    ``_href``, ``_src``) are written as absolute http(s) URLs in normal form
+    (percent-encoded, IDNA host, valid port, under 2,048 characters). What cannot be
+    made fit is left out with one log line naming the entry: an image alone, the whole
+    entry for its path, a URL of ``extra`` or a number that is not finite (a template
+    may need the value, so the entry is not stored without it). A provider that must
+    keep the entry without an unusable URL leaves that URL out itself (the video
+    plugin's ``video_fields`` does).
+
     :param kind: the provider's content kind (``"post"``, ``"author"``, ``"term"`` or a
         plugin's own).
     :param entry: the entry so far (path, lastmod, images, extra).

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from html.parser import HTMLParser
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
-from ..models.content import MAX_URL_LENGTH
+from .sanitize import UnsafeUrl, host_of, normal_host, normal_url
 
+log = logging.getLogger(__name__)
+
+# A srcset candidate's width or density ("640w", "1.5x"); ASCII digits only: "²w" is
+# a digit to str.isdigit, not to float().
+_DESCRIPTOR = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[wx]")
 # Protocol limit: Google reads at most 1,000 image:image elements per URL.
 MAX_IMAGES_PER_URL = 1000
 
@@ -35,7 +42,7 @@ def _largest_candidate(srcset: str) -> str | None:
         if not pieces:
             continue
         size = 1.0
-        if len(pieces) > 1 and pieces[1][:-1].replace(".", "", 1).isdigit():
+        if len(pieces) > 1 and _DESCRIPTOR.fullmatch(pieces[1]):
             size = float(pieces[1][:-1])
         if size > best_size:
             best, best_size = pieces[0], size
@@ -59,33 +66,37 @@ def post_images(
     page_url: str,
     allowed_hosts: list[str],
 ) -> list[str]:
-    """Absolute image URLs, de-duplicated in order, on the site's host or an allowed one.
+    """Absolute image URLs in normal form (``sanitize.normal_url``), de-duplicated in
+    order, on the site's host or an allowed one.
 
     Relative URLs are resolved against the page they appear on (``page_url``); images on
-    other hosts are kept only when their host is an allowed CDN.
+    other hosts are kept only when their host is an allowed CDN (S-403). An image that is
+    no http(s) URL we can write (a bad port or host, ``javascript:``) is left out with one
+    log line for the page.
     """
     site = urlsplit(site_url)
-    site_host = (site.hostname or "").lower()
     origin = f"{site.scheme}://{site.netloc}"
-    allowed = {site_host, *(h.lower() for h in allowed_hosts)}
+    allowed = {normal_host(host) for host in [site.hostname or "", *allowed_hosts]}
     seen: dict[str, None] = {}
+    unusable: list[str] = []
     for raw in [featured or "", *content_images(content), *extras]:
         raw = raw.strip()
-        if not raw or raw.startswith("data:"):
-            continue
+        if not raw or raw[:5].lower() == "data:":
+            continue  # inline images have no URL to list
         if raw.startswith("/") and not raw.startswith("//") and "/." not in raw:
-            absolute = origin + raw  # the common case, without urljoin's cost
-        elif raw.startswith(("http://", "https://")) and "/." not in raw:
-            absolute = raw
-        else:
-            absolute = urljoin(page_url, raw)
-        parts = urlsplit(absolute)
-        if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() not in allowed:
+            raw = origin + raw  # the common case, without urljoin's cost
+        try:
+            absolute = normal_url(raw, page_url).partition("#")[0]
+        except UnsafeUrl as problem:
+            unusable.append(f"{raw[:80]!r} {problem}")
             continue
-        absolute = absolute.split("#", 1)[0]
-        if len(absolute) > MAX_URL_LENGTH:
+        if host_of(absolute) not in allowed:
             continue
         seen.setdefault(absolute, None)
         if len(seen) >= MAX_IMAGES_PER_URL:
             break
+    if unusable:
+        log.warning(
+            "images of %s left out (%d): %s", page_url, len(unusable), "; ".join(unusable[:3])
+        )
     return list(seen)

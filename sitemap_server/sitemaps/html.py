@@ -10,6 +10,7 @@ always answer XML, whatever a client's ``Accept`` header says.
 
 from __future__ import annotations
 
+import re
 import threading
 from importlib.resources import files
 from typing import Any
@@ -78,6 +79,7 @@ def html_view(request: Request) -> Response:
             "html-base": etree.XSLT.strparam(site_url + HTML_ROOT),
         },
     )
+    _only_web_links(page.getroot())
     response = Response(body=bytes(page), content_type="text/html", charset="UTF-8")
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
     response.cache_control = request.registry.settings["sitemap_server.cache_control"]
@@ -86,6 +88,34 @@ def html_view(request: Request) -> Response:
         response.last_modified = xml.last_modified
         response.conditional_response = True
     return response
+
+
+def _only_web_links(root: Any) -> None:
+    """Remove every link attribute that is not an http(s) URL or a path on this site.
+
+    The stylesheets link only to such URLs, and the documents carry no other; this holds
+    for a plugin's stylesheet too, and whatever a document says: a page made here never
+    runs a ``javascript:`` or ``data:`` URL."""
+    if root is None:
+        return
+    for element in root.iter(etree.Element):
+        for name in LINK_ATTRIBUTES.intersection(element.attrib):
+            if not is_web_link(element.attrib[name]):
+                del element.attrib[name]
+
+
+# Attributes of HTML whose value a browser loads or follows.
+LINK_ATTRIBUTES = frozenset(
+    {"href", "src", "srcset", "action", "formaction", "poster", "cite", "data", "background"}
+)
+# http(s), or a path on this site (not "//host", and no "\" that a browser takes for "/").
+_WEB_LINK = re.compile(r"(?:https?://|/(?![/\\]))[^\x00-\x20\x7f\\]*", re.IGNORECASE)
+
+
+def is_web_link(value: str) -> bool:
+    """Whether ``value`` is an http(s) URL or a path on the site (nothing a browser would
+    run, and nothing it would read as another scheme after removing blanks)."""
+    return _WEB_LINK.fullmatch(value) is not None
 
 
 def _stylesheet_of(request: Request, tree: Any) -> etree.XSLT | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import logging
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +35,7 @@ from ..services.site import effective_site_url, get_settings
 from .changes import ContentChanges, UrlChange
 from .entries import Entry
 from .providers import BuildContext, Provider, chunks
+from .xml import EntryRules
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ PAGE_FRAME_BYTES = 4096
 # A sitemap rebuilt as a whole is compared with what it held, URL by URL, up to this many
 # entries (one IndexNow submission); a larger one is announced as rebuilt, without URLs.
 COMPARED_REBUILD = 10_000
+# A log line about an entry names this many of its problems, then counts the others.
+MAX_LOGGED_PROBLEMS = 3
 
 
 @hookimpl
@@ -219,6 +222,42 @@ def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
     )
 
 
+def _stored_form(
+    ctx: BuildContext, provider: Provider, entries: Iterable[Entry]
+) -> Iterator[Entry]:
+    """What is stored of ``entries``: each through the plugins' ``sitemap_entry`` chain,
+    then made fit for a document by the core (``EntryRules``: valid text, URLs in normal
+    form or left out, each with a log line naming the entry), so that no provider or
+    plugin, however careless, can store what would break a document."""
+    rules = EntryRules.of(ctx.site_url, ctx.settings.allowed_image_hosts or [])
+    for entry in _filtered(ctx, provider, entries):
+        safe, problems = rules.apply(entry)
+        if problems:
+            what = "left out" if safe is None else "listed without what follows"
+            log.warning(
+                "%s in the %s sitemap %s: %s",
+                _subject(provider, entry),
+                provider.name,
+                what,
+                "; ".join(problems[:MAX_LOGGED_PROBLEMS])
+                + (
+                    f"; and {len(problems) - MAX_LOGGED_PROBLEMS} more"
+                    if len(problems) > MAX_LOGGED_PROBLEMS
+                    else ""
+                ),
+            )
+        if safe is not None:
+            yield safe
+
+
+def _subject(provider: Provider, entry: Entry) -> str:
+    """``post 12``, ``term 3``: what a log line about ``entry`` names."""
+    item = entry.item
+    if item is not None and isinstance(getattr(item, "id", None), int):
+        return f"{type(item).__name__.lower()} {item.id}"
+    return f"the entry with key {entry.key}"
+
+
 def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterable[Entry]:
     """Each entry through the ``sitemap_entry`` chain, in plugin registration order."""
     for entry in entries:
@@ -273,8 +312,8 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         query = select(*columns).where(where_provider).limit(COMPARED_REBUILD + 1)
         old = {(r.key, r.part): tuple(r)[2:] for r in session.execute(query)}
         session.execute(delete(SitemapEntry).where(where_provider))
-        _insert(ctx, provider, _filtered(ctx, provider, provider.entries(ctx, None)))
-        _insert(ctx, provider, _filtered(ctx, provider, provider.special_entries(ctx)))
+        _insert(ctx, provider, _stored_form(ctx, provider, provider.entries(ctx, None)))
+        _insert(ctx, provider, _stored_form(ctx, provider, provider.special_entries(ctx)))
         recut_pages(ctx, provider.name, from_key=None)
         new = {(r.key, r.part): tuple(r)[2:] for r in session.execute(query)}
         if len(old) > COMPARED_REBUILD or len(new) > COMPARED_REBUILD:
@@ -288,13 +327,13 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         rows = session.execute(select(*columns).where(where_provider, table.c.key.in_(batch)))
         before.update({(r.key, r.part): tuple(r)[2:] for r in rows})
     content_keys = {k for k in keys if k != 0}
-    fresh = list(_filtered(ctx, provider, provider.entries(ctx, content_keys)))
+    fresh = list(_stored_form(ctx, provider, provider.entries(ctx, content_keys)))
     special: list[Entry] = []
     if 0 in keys:
         # The home page and archive are dated from the stored entries (``special_entries``
         # reads them), so the fresh ones must be stored before those are computed.
         _replace(ctx, provider, content_keys, fresh)
-        special = list(_filtered(ctx, provider, provider.special_entries(ctx)))
+        special = list(_stored_form(ctx, provider, provider.special_entries(ctx)))
     candidates = fresh + special
     after = {(e.key, e.part): (e.path, e.lastmod, e.images, e.extra) for e in candidates}
     if after == before:

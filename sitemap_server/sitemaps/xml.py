@@ -1,23 +1,37 @@
-"""Text that never breaks the XML (S-404) and dates in W3C format (S-402)."""
+"""Text that never breaks the XML (S-404), entries fit to be stored (S-208, S-403, S-404)
+and dates in W3C format (S-402)."""
 
 from __future__ import annotations
 
-import re
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
+from typing import Any
 
-# Characters XML 1.0 does not allow (C0 controls but tab/LF/CR, surrogates, U+FFFE/F).
-_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+from ..content.images import MAX_IMAGES_PER_URL
+from ..content.sanitize import (
+    UnsafeUrl,
+    clean_text,
+    host_of,
+    normal_host,
+    normal_path,
+    normal_url,
+)
+from ..models.content import MAX_URL_LENGTH
+from .entries import Entry
+
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
 
 
 def valid_chars(value: str) -> str:
     """``value`` without the characters XML 1.0 cannot carry (for templates that escape)."""
-    return _INVALID.sub("", value)
+    return clean_text(value)
 
 
 def xml_text(value: str) -> str:
     """``value`` escaped for element content or an attribute, invalid characters removed."""
-    return _INVALID.sub("", value).translate(_ESCAPES)
+    return clean_text(value).translate(_ESCAPES)
 
 
 def w3c(value: datetime | None, zone: tzinfo = UTC) -> str | None:
@@ -39,3 +53,90 @@ def local_w3c(value: str | None, zone: tzinfo) -> str | None:
     if parsed.tzinfo is None:
         return value
     return w3c(parsed, zone)
+
+
+def is_url_key(key: str) -> bool:
+    """Whether a value of an entry's ``extra`` under ``key`` is a URL (``thumbnail_loc``,
+    ``uploader_url``, ``href``): written as a URL, or not at all."""
+    return key in URL_KEYS or key.endswith(URL_KEY_ENDINGS)
+
+
+URL_KEYS = frozenset({"loc", "url", "href", "src"})
+URL_KEY_ENDINGS = ("_loc", "_url", "_href", "_src")
+
+
+@dataclass(frozen=True)
+class EntryRules:
+    """What every stored entry must be, whichever provider or plugin made it (S-208,
+    S-403, S-404): its path a path on the site, its images absolute http(s) URLs on the
+    site's host or an allowed image host, the text of its ``extra`` valid XML characters
+    and the URLs there (``is_url_key``) valid http(s) URLs, all in normal form."""
+
+    site_url: str
+    image_hosts: frozenset[str]
+
+    @classmethod
+    def of(cls, site_url: str, allowed_image_hosts: Iterable[str]) -> EntryRules:
+        hosts = {normal_host(host) for host in [host_of(site_url), *allowed_image_hosts]}
+        return cls(site_url, frozenset(host for host in hosts if host))
+
+    def apply(self, entry: Entry) -> tuple[Entry | None, list[str]]:
+        """``entry`` as it may be stored (itself when nothing changes; None: it cannot be
+        listed), and what was wrong with it, in words."""
+        problems: list[str] = []
+        try:
+            path = normal_path(entry.path)
+            if len(self.site_url) + len(path) > MAX_URL_LENGTH:
+                raise UnsafeUrl(f"is longer than {MAX_URL_LENGTH:,} characters with the site URL")
+        except UnsafeUrl as problem:
+            return None, [f"its path {_shown(entry.path)} {problem}"]
+        images = self._images(entry.images, problems)
+        extra = entry.extra
+        if extra is not None:
+            try:
+                extra = _clean_value(extra, "")
+            except UnsafeUrl as problem:
+                return None, [*problems, str(problem)]
+        if path == entry.path and images == entry.images and extra == entry.extra:
+            return entry, problems
+        return replace(entry, path=path, images=images, extra=extra), problems
+
+    def _images(self, images: list[str], problems: list[str]) -> list[str]:
+        kept: dict[str, None] = {}
+        for image in images:
+            try:
+                url = normal_url(image).partition("#")[0]
+            except UnsafeUrl as problem:
+                problems.append(f"image {_shown(image)} {problem}")
+                continue
+            if host_of(url) not in self.image_hosts:
+                problems.append(f"image {_shown(image)} is on a host images may not come from")
+                continue
+            kept.setdefault(url, None)
+            if len(kept) >= MAX_IMAGES_PER_URL:
+                break
+        return list(kept)
+
+
+def _clean_value(value: Any, key: str) -> Any:
+    """``value`` (JSON) with its text cleaned and the URLs under URL keys normalised;
+    raises ``UnsafeUrl`` for a URL or a number that cannot be written."""
+    if isinstance(value, str):
+        if not is_url_key(key):
+            return clean_text(value)
+        try:
+            return normal_url(value)
+        except UnsafeUrl as problem:
+            raise UnsafeUrl(f"its {key} {_shown(value)} {problem}") from None
+    if isinstance(value, dict):
+        return {name: _clean_value(item, str(name)) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_value(item, key) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UnsafeUrl(f"its {key} is {value}, which no document can carry")
+    return value
+
+
+def _shown(value: str, limit: int = 80) -> str:
+    """``value`` for a log line: quoted, escaped, cut short."""
+    return repr(value[:limit] + ("…" if len(value) > limit else ""))

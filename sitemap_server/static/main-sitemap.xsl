@@ -63,7 +63,7 @@
                   <xsl:when test="$view = 'html'">
                     <a href="{concat($html-base, $name, '.html')}"><xsl:value-of select="sitemap:loc"/></a>
                   </xsl:when>
-                  <xsl:otherwise><a href="{sitemap:loc}"><xsl:value-of select="sitemap:loc"/></a></xsl:otherwise>
+                  <xsl:otherwise><a><xsl:call-template name="href"><xsl:with-param name="url" select="sitemap:loc"/></xsl:call-template><xsl:value-of select="sitemap:loc"/></a></xsl:otherwise>
                 </xsl:choose>
               </td>
               <td class="date"><xsl:call-template name="date"><xsl:with-param name="value" select="sitemap:lastmod"/></xsl:call-template></td>
@@ -86,7 +86,7 @@
         <tbody>
           <xsl:for-each select="sitemap:url">
             <tr>
-              <td class="url"><a href="{sitemap:loc}"><xsl:value-of select="sitemap:loc"/></a></td>
+              <td class="url"><a><xsl:call-template name="href"><xsl:with-param name="url" select="sitemap:loc"/></xsl:call-template><xsl:value-of select="sitemap:loc"/></a></td>
               <td class="number"><xsl:value-of select="count(image:image)"/></td>
               <td class="date"><xsl:call-template name="date"><xsl:with-param name="value" select="sitemap:lastmod"/></xsl:call-template></td>
             </tr>
@@ -122,6 +122,14 @@
         </xsl:otherwise>
       </xsl:choose>
     </p>
+  </xsl:template>
+
+  <!-- An href only for an http(s) URL: nothing in a document makes this page run a script. -->
+  <xsl:template name="href">
+    <xsl:param name="url"/>
+    <xsl:if test="starts-with($url, 'https://') or starts-with($url, 'http://')">
+      <xsl:attribute name="href"><xsl:value-of select="$url"/></xsl:attribute>
+    </xsl:if>
   </xsl:template>
 
   <!-- "2024-05-01 14:30 (+02:00)" from a W3C date-time; its offset is the site's. -->

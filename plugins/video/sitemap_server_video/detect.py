@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from urllib.parse import urljoin
+
+from sitemap_server.content.sanitize import clean_url
 
 YOUTUBE = re.compile(
     r"(?:https?:)?//(?:www\.|m\.)?(?:youtube(?:-nocookie)?\.com/(?:embed/|v/|shorts/|watch\?(?:[^\s\"'<>]*?&(?:amp;)?)?v=)|youtu\.be/)"
@@ -75,10 +76,12 @@ class _VideoTags(HTMLParser):
             self.inside = False
 
     def _add(self, src: str) -> bool:
-        url = urljoin(self.base_url, src.strip())
-        if not url.startswith(("http://", "https://")):
+        # Resolved and in normal form (S-404): a src that is no http(s) URL names no
+        # video, a poster that is none leaves the video without a thumbnail.
+        url = clean_url(src, self.base_url)
+        if url is None:
             return False
-        poster = urljoin(self.base_url, self.poster.strip()) if self.poster else None
+        poster = clean_url(self.poster, self.base_url)
         video = Found(
             embed_key=url, host="file", content_url=url, thumbnail_url=poster, page_url=url
         )

@@ -11,6 +11,7 @@ fetched (tests point them at a local server).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,6 +22,8 @@ import requests
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
+from sitemap_server.content.sanitize import clean_text, clean_url
+from sitemap_server.models.content import MAX_TITLE_LENGTH, MAX_URL_LENGTH
 from sitemap_server.models.meta import utcnow
 
 from .models import Video
@@ -33,6 +36,12 @@ TIMEOUT = "sitemap_server_video.oembed.timeout"
 DEFAULT_TIMEOUT = 5.0
 HOSTS = ("youtube", "vimeo")
 MAX_ERROR = 500
+# An answer is a small JSON object; a host that sends more is not answering oEmbed.
+MAX_ANSWER_BYTES = 1024 * 1024
+# The largest number an integer column (duration, width, height) holds.
+MAX_NUMBER = 2**31 - 1
+# URLs longer than this cannot be listed (S-404); cut here, clean_url refuses them.
+MAX_URL_TEXT = MAX_URL_LENGTH + 1
 # session.info: the ids of the videos to fetch once the transaction commits.
 QUEUE = "sitemap_server_video.fetch"
 
@@ -113,8 +122,6 @@ def fetch(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
     they are filled: what was set in the meantime (by hand, say) is kept, and a video
     deleted in the meantime stays deleted.
     """
-    from .services import videos_changed
-
     settings = dict(info.get(SETTINGS) or {})
     timeout = float(settings.get(TIMEOUT) or DEFAULT_TIMEOUT)
     asks: list[tuple[int, str, str]] = []
@@ -128,12 +135,32 @@ def fetch(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
     answers: dict[int, dict[str, Any] | str] = {}
     for video_id, endpoint, page_url in asks:
         try:
-            answers[video_id] = _ask(endpoint, page_url, timeout)
-        except (requests.RequestException, ValueError) as exc:
-            answers[video_id] = f"{endpoint}: {exc}"[:MAX_ERROR]
+            # Whatever the host sends (a lone surrogate, a number past any column, JSON
+            # nested beyond recursion), the video ends up fetched or failed, never between.
+            answers[video_id] = found_fields(_ask(endpoint, page_url, timeout))
+        except Exception as exc:  # recorded on the video: that is the point
+            answers[video_id] = _error(f"{endpoint}: {exc}")
             log.warning("oEmbed for video %s (%s) failed: %s", video_id, page_url, exc)
     if not answers:
         return
+    try:
+        _store(bind, info, answers)
+    except Exception as exc:
+        # The answers could not be stored (the database refused a value): the videos are
+        # marked failed instead, in a transaction of their own.
+        log.exception("oEmbed answers for videos %s could not be stored", sorted(answers))
+        _store(bind, info, dict.fromkeys(answers, _error(f"not stored: {exc}")))
+
+
+def _error(text: str) -> str:
+    """A ``fetch_error`` the database takes (valid text, at most ``MAX_ERROR``)."""
+    return clean_text(text)[:MAX_ERROR]
+
+
+def _store(bind: Any, info: dict[str, Any], answers: dict[int, dict[str, Any] | str]) -> None:
+    """Record each video's answer (its fields, or why it failed) in one transaction."""
+    from .services import videos_changed
+
     with Session(bind=bind, info=info) as session, session.begin():
         posts: set[int] = set()
         for video_id, answer in answers.items():
@@ -150,22 +177,28 @@ def fetch(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
 
 
 def _ask(endpoint: str, url: str, timeout: float) -> dict[str, Any]:
-    response = requests.get(endpoint, params={"url": url, "format": "json"}, timeout=timeout)
-    response.raise_for_status()
-    answer = response.json()
+    params = {"url": url, "format": "json"}
+    with requests.get(endpoint, params=params, timeout=timeout, stream=True) as response:
+        response.raise_for_status()
+        body = response.raw.read(MAX_ANSWER_BYTES + 1, decode_content=True)
+    if len(body) > MAX_ANSWER_BYTES:
+        raise ValueError(f"the answer is larger than {MAX_ANSWER_BYTES:,} bytes")
+    answer = json.loads(body)
     if not isinstance(answer, dict):
         raise ValueError("the answer is not a JSON object")
     return answer
 
 
-def fill(video: Video, answer: dict[str, Any]) -> None:
-    """Fields nobody has set, from an oEmbed answer (which fields a host sends varies)."""
+def found_fields(answer: dict[str, Any]) -> dict[str, Any]:
+    """The video's fields an oEmbed answer gives (which fields a host sends varies), each
+    fit for its column and for a document: text cleaned (``sanitize.clean_text``) and cut
+    to its column, URLs in normal form (``sanitize.clean_url``), numbers in range."""
 
     def text(name: str, limit: int) -> str | None:
         value = answer.get(name)
         if not isinstance(value, str):
             return None
-        return value.replace("\x00", "").strip()[:limit] or None  # PostgreSQL refuses NUL
+        return clean_text(value).strip()[:limit].strip() or None
 
     def number(name: str) -> int | None:
         value = answer.get(name)
@@ -173,21 +206,25 @@ def fill(video: Video, answer: dict[str, Any]) -> None:
             return None
         try:
             number = int(float(value))
-        except ValueError:
+        except (ValueError, OverflowError):  # "abc", NaN; inf
             return None
-        return number if number > 0 else None
+        return number if 0 < number <= MAX_NUMBER else None
 
-    found: dict[str, Any] = {
-        "title": text("title", 1000),
-        "thumbnail_url": _http_url(text("thumbnail_url", 2047)),
+    return {
+        "title": text("title", MAX_TITLE_LENGTH),
+        "thumbnail_url": clean_url(text("thumbnail_url", MAX_URL_TEXT)),
         "uploader": text("author_name", 255),
-        "uploader_url": _http_url(text("author_url", 2047)),
+        "uploader_url": clean_url(text("author_url", MAX_URL_TEXT)),
         "host_description": text("description", 10_000),
         "duration": number("duration"),
         "width": number("width"),
         "height": number("height"),
         "published_at": _date(text("upload_date", 40)),
     }
+
+
+def fill(video: Video, found: dict[str, Any]) -> None:
+    """Fields nobody has set, from ``found_fields`` of an answer; the video is fetched."""
     for name, value in found.items():
         if value is not None and getattr(video, name) is None:
             setattr(video, name, value)
@@ -196,16 +233,12 @@ def fill(video: Video, answer: dict[str, Any]) -> None:
     video.modified_at = utcnow()
 
 
-def _http_url(value: str | None) -> str | None:
-    return value if value and value.startswith(("http://", "https://")) else None
-
-
 def _date(value: str | None) -> datetime | None:
     """Vimeo's ``upload_date`` ("2013-10-15 14:08:29", in UTC)."""
     if not value:
         return None
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # "last week"; year 1 with an offset east of UTC
         return None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

@@ -18,12 +18,13 @@ from urllib.parse import urlsplit
 from sqlalchemy import exists, select
 
 from sitemap_server.content import permalinks
+from sitemap_server.content.sanitize import clean_text, clean_url, host_of, normal_host
 from sitemap_server.models import Post, SitemapEntry, Term, post_terms
 from sitemap_server.providers.posts import descendants
 from sitemap_server.sitemaps.changes import ContentChanges
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.sitemaps.providers import BuildContext, Provider, chunks
-from sitemap_server.sitemaps.xml import valid_chars, w3c
+from sitemap_server.sitemaps.xml import w3c
 
 from .models import Video
 
@@ -71,7 +72,7 @@ class VideoProvider(Provider):
             SitemapEntry.key > 0,
             exists().where(Video.post_id == SitemapEntry.key),
         )
-        site_host = urlsplit(ctx.site_url).hostname
+        site_host = normal_host(urlsplit(ctx.site_url).hostname or "")
         batches = [None] if keys is None else list(chunks(sorted(keys)))
         front = _front_page_row(ctx)
         for batch in batches:
@@ -156,7 +157,7 @@ def _tags(ctx: BuildContext, post_ids: list[int]) -> dict[int, list[str]]:
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(valid_chars(text).split())
+    text = " ".join(clean_text(text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -174,11 +175,16 @@ def video_fields(
 ) -> dict[str, Any] | None:
     """What ``<video:video>`` says for ``video``, or None when it cannot be listed (no
     thumbnail, or neither a content nor a player URL: the schema requires them)."""
-    if not video.thumbnail_url or not (video.content_url or video.player_url):
+    # Every URL in normal form (S-404), or none: a video stored before it was checked,
+    # or written by hand into the database, cannot break the document either.
+    thumbnail = clean_url(video.thumbnail_url)
+    content, player = clean_url(video.content_url), clean_url(video.player_url)
+    if not thumbnail or not (content or player):
         log.info(
             "video %s of post %s not listed: no thumbnail or no video URL", video.id, video.post_id
         )
         return None
+    uploader_url = clean_url(video.uploader_url)
     description = _first_text(
         MAX_DESCRIPTION,
         video.description,
@@ -189,11 +195,11 @@ def video_fields(
         video.player_url,
     )
     fields: dict[str, Any] = {
-        "thumbnail_loc": video.thumbnail_url,
+        "thumbnail_loc": thumbnail,
         "title": _first_text(MAX_TITLE, video.title, post_title, "Video"),
         "description": description,
-        "content_loc": video.content_url,
-        "player_loc": video.player_url,
+        "content_loc": content,
+        "player_loc": player,
         "duration": video.duration
         if video.duration and 0 < video.duration <= MAX_DURATION
         else None,
@@ -203,8 +209,8 @@ def video_fields(
         "family_friendly": "yes" if video.family_friendly else "no",
         "uploader": _clip(video.uploader or "", 255) or None,
         # Google: the uploader's page must be on the same host as the <loc>.
-        "uploader_info": video.uploader_url
-        if video.uploader_url and urlsplit(video.uploader_url).hostname == site_host
+        "uploader_url": uploader_url
+        if uploader_url and host_of(uploader_url) == site_host
         else None,
     }
     return {key: value for key, value in fields.items() if value not in (None, [])}

@@ -44,7 +44,7 @@
         <tbody>
           <xsl:for-each select="sitemap:url">
             <tr>
-              <td class="title"><a href="{sitemap:loc}"><xsl:value-of select="news:news/news:title"/></a></td>
+              <td class="title"><a><xsl:call-template name="href"><xsl:with-param name="url" select="sitemap:loc"/></xsl:call-template><xsl:value-of select="news:news/news:title"/></a></td>
               <td class="language"><xsl:value-of select="news:news/news:publication/news:language"/></td>
               <td class="date"><xsl:call-template name="date"><xsl:with-param name="value" select="news:news/news:publication_date"/></xsl:call-template></td>
             </tr>
@@ -80,6 +80,14 @@
         </xsl:otherwise>
       </xsl:choose>
     </p>
+  </xsl:template>
+
+  <!-- An href only for an http(s) URL: nothing in a document makes this page run a script. -->
+  <xsl:template name="href">
+    <xsl:param name="url"/>
+    <xsl:if test="starts-with($url, 'https://') or starts-with($url, 'http://')">
+      <xsl:attribute name="href"><xsl:value-of select="$url"/></xsl:attribute>
+    </xsl:if>
   </xsl:template>
 
   <!-- "2024-05-01 14:30 (+02:00)" from a W3C date-time; its offset is the site's. -->

@@ -44,8 +44,12 @@
         <tbody>
           <xsl:for-each select="sitemap:url/video:video">
             <tr>
-              <td class="thumb"><img src="{video:thumbnail_loc}" alt="" loading="lazy"/></td>
-              <td class="title"><a href="{../sitemap:loc}"><xsl:value-of select="video:title"/></a></td>
+              <td class="thumb">
+                <xsl:if test="starts-with(video:thumbnail_loc, 'https://') or starts-with(video:thumbnail_loc, 'http://')">
+                  <img src="{video:thumbnail_loc}" alt="" loading="lazy"/>
+                </xsl:if>
+              </td>
+              <td class="title"><a><xsl:call-template name="href"><xsl:with-param name="url" select="../sitemap:loc"/></xsl:call-template><xsl:value-of select="video:title"/></a></td>
               <td class="description"><xsl:value-of select="video:description"/></td>
               <td class="number">
                 <xsl:if test="video:duration">
@@ -86,6 +90,14 @@
         </xsl:otherwise>
       </xsl:choose>
     </p>
+  </xsl:template>
+
+  <!-- An href only for an http(s) URL: nothing in a document makes this page run a script. -->
+  <xsl:template name="href">
+    <xsl:param name="url"/>
+    <xsl:if test="starts-with($url, 'https://') or starts-with($url, 'http://')">
+      <xsl:attribute name="href"><xsl:value-of select="$url"/></xsl:attribute>
+    </xsl:if>
   </xsl:template>
 
   <!-- "2024-05-01 14:30 (+02:00)" from a W3C date-time; its offset is the site's. -->
