@@ -21,11 +21,13 @@ from pyramid.config.views import ViewDeriverInfo
 from pyramid.request import Request
 from pyramid.response import Response
 
-from ..services.common import nul_problems
+from ..services.decoding import character_problem, decode_json, text_problems
 from ..services.errors import FieldProblem
 from .schema import FORMATS, schema_problems, type_names
 
 OPENAPI = "sitemap_server.openapi"
+# The charset parameters a JSON body may name: JSON is UTF-8 (RFC 8259, section 8.1).
+UTF8_NAMES = ("utf-8", "utf8")
 
 
 class RequestInvalid(Exception):
@@ -124,16 +126,25 @@ class OpenAPI:
                 f"unknown query parameter {unknown[0]!r}",
                 [FieldProblem(name, "is not a known query parameter") for name in unknown],
             )
+        # Path and query parameters are text too; the URL is UTF-8 (decoding_tween).
+        _refuse(
+            FieldProblem(name, message)
+            for name, value in [*(request.matchdict or {}).items(), *request.GET.items()]
+            for message in [character_problem(name) or character_problem(value)]
+            if message
+        )
         if request.body and "json" in (request.content_type or ""):
-            # Checked here first: openapi-core lets a RecursionError through.
+            if request.charset.lower() not in UTF8_NAMES:
+                raise RequestInvalid(
+                    415, f"send JSON as UTF-8 (RFC 8259), not charset={request.charset}", []
+                )
+            # Decoded here first, strictly (services/decoding.py): openapi-core would take
+            # UTF-16, lone surrogates and NUL, and lets a RecursionError through.
             try:
-                parsed = json.loads(request.body)
-            except (ValueError, RecursionError) as exc:
-                raise RequestInvalid(400, f"the body is not valid JSON: {exc}"[:300], []) from None
-            nul = nul_problems(request.body, parsed)
-            if nul:
-                detail = "; ".join(f"{p.field or 'body'}: {p.message}" for p in nul)
-                raise RequestInvalid(400, detail[:300], nul)
+                parsed = decode_json(request.body)
+            except ValueError as exc:
+                raise RequestInvalid(400, f"the body {exc}", []) from None
+            _refuse(text_problems(parsed))
         result = self.request_unmarshaller.unmarshal(_OpenAPIRequest(request))
         if result.errors:
             raise _translate(result.errors)
@@ -147,6 +158,14 @@ class OpenAPI:
             _OpenAPIRequest(request, with_body=False), _OpenAPIResponse(response)
         )
         return [f"{e}: {e.__cause__}" if e.__cause__ else str(e) for e in errors]
+
+
+def _refuse(problems: Iterable[FieldProblem]) -> None:
+    """A 400 naming every field in ``problems``, if there are any."""
+    found = list(problems)
+    if found:
+        detail = "; ".join(f"{p.field or 'body'}: {p.message}" for p in found)
+        raise RequestInvalid(400, detail[:300], found)
 
 
 def _translate(errors: Iterable[Exception]) -> RequestInvalid:
@@ -200,3 +219,4 @@ openapi_view.options = ("openapi",)  # type: ignore[attr-defined]
 
 def includeme(config: Configurator) -> None:
     config.add_view_deriver(openapi_view)
+    config.include(".decoding")  # a URL that is not UTF-8 is a 400

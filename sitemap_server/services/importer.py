@@ -11,7 +11,6 @@ inserted in batches; the few other objects go through their usual create functio
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,7 +21,8 @@ from sqlalchemy.orm import Session
 from ..models import Post
 from ..sitemaps.changes import record
 from . import authors, terms, types
-from .common import DEFER_CHANGES, dispatch_changes, nul_problems
+from .common import DEFER_CHANGES, dispatch_changes
+from .decoding import NotJSON, NotUTF8, decode_json, text_problems
 from .errors import FieldProblem, Invalid, ServiceError
 from .ids import note_explicit_ids, sync_sequences
 from .posts import Lookups, base_slug, insert_prepared, prepare_post
@@ -145,17 +145,21 @@ def _import(
                 [FieldProblem(None, "line too long", number)],
             )
         try:
-            item = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise Invalid(
-                f"line {number} is not valid JSON: {exc}"[:300],
-                [FieldProblem(None, "not valid JSON", number)],
+            item = decode_json(raw)
+        except NotUTF8 as exc:  # a 400, as for an API body
+            raise ServiceError(
+                f"line {number} {exc}", [FieldProblem(None, str(exc), number)]
             ) from None
-        problems = nul_problems(raw, item) or validate(item)
+        except NotJSON as exc:
+            raise Invalid(
+                f"line {number} {exc}", [FieldProblem(None, "not valid JSON", number)]
+            ) from None
+        text = text_problems(item)
+        if text:  # a 400, as for an API body
+            raise _at_line(ServiceError, number, text)
+        problems = validate(item)
         if problems:
-            located = [FieldProblem(p.field, p.message, number) for p in problems]
-            first = located[0]
-            raise Invalid(f"line {number}: {first.field or 'line'}: {first.message}", located)
+            raise _at_line(Invalid, number, problems)
         kind, data = next(iter(item.items()))
         if kind == "post":
             posts.add(number, data)
@@ -168,6 +172,12 @@ def _import(
         report.created[kind] += 1
     posts.flush()
     sync_sequences(session)
+
+
+def _at_line(error: type[ServiceError], number: int, problems: list[FieldProblem]) -> ServiceError:
+    located = [FieldProblem(p.field, p.message, number) for p in problems]
+    first = located[0]
+    return error(f"line {number}: {first.field or 'line'}: {first.message}", located)
 
 
 def _create_other(session: Session, lookups: Lookups, kind: str, data: dict[str, Any]) -> None:
