@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -11,14 +12,23 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
+from ..content.slugs import unique_slug
 from ..plugins import for_session
 from ..sitemaps.changes import record as record_change
 from ..sitemaps.changes import take as take_changes
-from .errors import Conflict, Invalid, NotFound
-from .ids import allocating_ids, check_allocated_ids, sync_sequences
+from .errors import Conflict, FieldProblem, Invalid, NotFound
+from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
+# Another request stored something this write conflicts with since it was checked: the
+# same unique value, or a row this one refers to deleted.
+CONFLICTED_CONCURRENTLY = (
+    "the {what} conflicts with a change another request made at the same time (a value "
+    "that must be unique was taken, or something it refers to was deleted); nothing was "
+    "changed: fetch what it refers to again and retry"
+)
 # A row this request changes was deleted (or changed) by another one since it was read.
 CHANGED_CONCURRENTLY = (
     "the {what} was changed or deleted by another request at the same time; "
@@ -87,18 +97,66 @@ def parse_datetime(value: str | datetime | None, field: str) -> datetime | None:
     return parsed.astimezone(UTC)
 
 
+def nul_problems(raw: bytes, value: Any) -> list[FieldProblem]:
+    """Strings of parsed JSON that hold U+0000: PostgreSQL cannot store it, XML cannot carry it.
+
+    JSON can only write that character as ``\\u0000``, so a ``raw`` text without it is
+    not walked at all. The walk is iterative: the JSON may be nested as deep as it parses.
+    """
+    if b"\\u0000" not in raw:
+        return []
+    problems = []
+    pending: list[tuple[str | None, Any]] = [(None, value)]
+    while pending:
+        path, item = pending.pop()
+        if isinstance(item, str) and "\x00" in item:
+            problems.append(FieldProblem(path, "must not contain the NUL character (U+0000)"))
+        elif isinstance(item, dict | list):
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            pending.extend((f"{path}/{key}" if path else str(key), child) for key, child in pairs)
+    return sorted(problems, key=lambda problem: problem.field or "")
+
+
 def flush(session: Session, what: str) -> None:
-    """Flush now so that a unique-constraint race surfaces as a 409, not a 500."""
+    """Flush now so that a unique-constraint race surfaces as a 409, not a 500.
+
+    The 409 says what happened in our words; the database's own (constraint names, its
+    DETAIL line) goes to the log, not to the client."""
     new = list(session.new)
+    assign_free_ids(session, new, what)
     try:
         with allocating_ids(what):
             session.flush()
     except IntegrityError as exc:
-        raise Conflict(f"{what} conflicts with stored data: {exc.orig}") from exc
+        log.info("%s conflicts with stored data: %s", what, exc.orig)
+        raise Conflict(CONFLICTED_CONCURRENTLY.format(what=what)) from exc
     except StaleDataError as exc:
         raise Conflict(CHANGED_CONCURRENTLY.format(what=what)) from exc
     check_allocated_ids((getattr(obj, "id", None) for obj in new), what)
     sync_sequences(session)
+
+
+def add_with_free_slug(
+    session: Session, obj: Any, what: str, base: str, taken: Callable[[str], bool]
+) -> None:
+    """Add ``obj``, whose slug was made from ``base``, and flush it. When another request
+    stored the same slug meanwhile (both saw it free), take the next free one (``-2`` …)
+    and try again, as if the two had come one after the other."""
+    # SQLite: a savepoint opens the transaction, which could not write any more once
+    # another request committed; take the write lock first (one writer at a time).
+    take_write_lock(session)
+    for _attempt in range(SLUG_ATTEMPTS - 1):
+        try:
+            with session.begin_nested():
+                session.add(obj)
+                flush(session, what)
+            return
+        except Conflict:
+            if not taken(obj.slug):
+                raise
+            obj.slug = unique_slug(base, taken)
+    session.add(obj)
+    flush(session, what)
 
 
 def changed(session: Session, **what: Any) -> None:
@@ -108,6 +166,8 @@ def changed(session: Session, **what: Any) -> None:
 
 
 DEFER_CHANGES = "sitemap_server.defer_changes"
+# How many times a create tries the next free slug when others keep taking it.
+SLUG_ATTEMPTS = 5
 
 
 def dispatch_changes(session: Session) -> None:

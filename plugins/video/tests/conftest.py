@@ -28,7 +28,8 @@ pytest_plugins = ["sitemap_server.testing"]
 class OEmbedServer:
     """A local stand-in for YouTube's and Vimeo's oEmbed endpoints, on 127.0.0.1.
 
-    ``answers`` maps a video page URL to the JSON to send (or an int: that HTTP status);
+    ``answers`` maps a video page URL to the JSON to send (or an int: that HTTP status;
+    bytes: that body, as it is);
     unknown URLs get 404. An answer may also be a callable (called with the page URL, in
     the server's thread, it returns one of those) or ``("sleep", seconds, answer)``: a slow
     host. ``requests`` lists the page URLs asked for.
@@ -59,7 +60,7 @@ def _oembed_httpd() -> Iterator[OEmbedServer]:
                     self.send_response(answer)
                     self.end_headers()
                     return
-                body = json.dumps(answer).encode()
+                body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
