@@ -20,6 +20,7 @@ def main(global_config: dict[str, Any], **settings: Any) -> Any:
     settings[PLUGIN_MANAGER] = plugins
     with Configurator(settings=settings) as config:
         config.include(".models")  # request.dbsession, pyramid_tm
+        config.include(".outages")  # the database down or locked: 503, Retry-After
         config.include(".api")  # /api/*: admin REST API, OpenAPI document, bearer tokens
         config.include(".sitemaps.views")  # the sitemaps, their XSL, robots.txt
         config.include(".notify")  # the IndexNow key file; the worker thread, if switched on

@@ -11,8 +11,10 @@ from pyramid.exceptions import PredicateMismatch
 from pyramid.httpexceptions import HTTPException
 from pyramid.request import Request
 from pyramid.response import Response
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm.exc import ObjectDeletedError, StaleDataError
 
+from ..outages import database_unavailable, log_unavailable, unavailable_response
 from ..services.errors import FieldProblem, ServiceError
 from .openapi import OPENAPI, RequestInvalid
 
@@ -91,6 +93,14 @@ def unexpected_error_view(exc: Exception, request: Request) -> Response:
     return problem(500, "an unexpected error happened; it has been logged")
 
 
+def database_error_view(exc: Exception, request: Request) -> Response:
+    """503 with Retry-After while the database is down or locked (``outages``)."""
+    if not database_unavailable(exc):
+        return unexpected_error_view(exc, request)
+    log_unavailable(request, exc)
+    return unavailable_response(request)
+
+
 def forbidden_view(exc: HTTPException, request: Request) -> Response:
     # Every endpoint needs the same permission, so "forbidden" always means "not signed in".
     if request.authorization is None:
@@ -108,4 +118,6 @@ def includeme(config: Configurator) -> None:
     config.add_exception_view(http_exception_view, context=HTTPException, path_info=r"^/api/")
     for context in (StaleDataError, ObjectDeletedError):
         config.add_exception_view(concurrent_change_view, context=context, path_info=r"^/api/")
+    for database_error in (sa_exc.DBAPIError, sa_exc.TimeoutError):
+        config.add_exception_view(database_error_view, context=database_error, path_info=r"^/api/")
     config.add_exception_view(unexpected_error_view, context=Exception, path_info=r"^/api/")

@@ -1,4 +1,9 @@
-"""Explicit ids on create, so that an import can refer to what it created earlier."""
+"""Explicit ids on create, so that an import can refer to what it created earlier.
+
+New ids continue after the largest one in use. An explicit id may be any the API allows,
+up to ``MAX_ID``: once the largest is there, new ids are the lowest free ones instead, so
+no explicit id can block later creates; only a table with every id in use is full (409).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import exists, func, select, text
 from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session
 
@@ -39,6 +44,49 @@ def check_allocated_ids(ids: Iterable[int | None], what: str) -> None:
     """SQLite allocates ids past ``MAX_ID`` instead of failing: refuse them the same way."""
     if any(new_id is not None and new_id > MAX_ID for new_id in ids):
         raise _no_id_left(what)
+
+
+def free_ids(session: Session, table: Any, count: int, what: str) -> list[int] | None:
+    """None while ``count`` new rows of ``table`` can take the ids after the largest (the
+    usual case: one indexed lookup); else the ``count`` lowest free ids, or a 409 when
+    fewer than ``count`` are left."""
+    largest = session.scalar(select(func.max(table.c.id)))
+    if largest is None or largest + count <= MAX_ID:
+        return None
+    used, later = table.alias("used"), table.alias("later")
+    # Each gap: from after a used id to before the next used one (at most ``count`` gaps).
+    gaps = [(1, session.scalar(select(func.min(table.c.id))))]
+    gaps += session.execute(
+        select(
+            used.c.id + 1,
+            select(func.min(later.c.id)).where(later.c.id > used.c.id).scalar_subquery(),
+        )
+        .where(used.c.id < MAX_ID, ~exists().where(later.c.id == used.c.id + 1))
+        .order_by(used.c.id)
+        .limit(count)
+    ).all()
+    free: list[int] = []
+    for start, end in gaps:
+        end = MAX_ID + 1 if end is None else end
+        free.extend(range(start, min(end, start + count - len(free))))
+        if len(free) == count:
+            return free
+    raise _no_id_left(what)
+
+
+def assign_free_ids(session: Session, new: list[Any], what: str) -> None:
+    """Give the new objects that have no id yet a free one when the ids after the largest
+    are used up (``free_ids``); otherwise leave them to the database."""
+    by_table: dict[Any, list[Any]] = {}
+    for obj in new:
+        table = getattr(obj, "__table__", None)
+        if table is not None and "id" in table.c and table.c.id.primary_key and obj.id is None:
+            by_table.setdefault(table, []).append(obj)
+    for table, objects in by_table.items():
+        with session.no_autoflush:  # the objects are flushed by the caller, who handles it
+            free = free_ids(session, table, len(objects), what)
+        for obj, new_id in zip(objects, free or [], strict=False):
+            obj.id = new_id
 
 
 def use_explicit_id(session: Session, model: Any, obj: Any, data: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -17,11 +17,12 @@ from ..content.slugs import slugify, unique_slug
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
 from ..sitemaps.changes import record
-from .common import apply, changed, flush, get_or_404, parse_datetime
+from .common import add_with_free_slug, apply, changed, flush, get_or_404, parse_datetime
 from .errors import Conflict, FieldProblem, Invalid
 from .ids import (
     allocating_ids,
     check_allocated_ids,
+    free_ids,
     note_explicit_ids,
     sync_sequences,
     use_explicit_id,
@@ -234,10 +235,21 @@ def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None 
     apply(post, row, row.keys() - {"id"})
     if term_ids:
         post.terms = list(session.scalars(select(Term).where(Term.id.in_(term_ids))))
-    session.add(post)
-    flush(session, "post")
+    if "slug" in data:
+        session.add(post)
+        flush(session, "post")
+    else:
+        add_with_free_slug(session, post, "post", base_slug(data), _slug_taken(session, post.type))
     changed(session, posts={post.id}, authors={post.author_id}, terms=set(term_ids))
     return post
+
+
+def _slug_taken(session: Session, post_type: str) -> Callable[[str], bool]:
+    def taken(slug: str) -> bool:
+        query = select(Post.id).where(Post.type == post_type, Post.slug == slug).limit(1)
+        return session.scalar(query) is not None
+
+    return taken
 
 
 def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
@@ -313,7 +325,12 @@ def insert_prepared(session: Session, rows: list[dict[str, Any]], terms: list[li
         # PostgreSQL: the ids allocated below must come after these explicit ones.
         note_explicit_ids(session, Post.__table__)
         sync_sequences(session)
-    if implicit:
+    free = free_ids(session, Post.__table__, len(implicit), "post") if implicit else None
+    if free:  # the ids after the largest are used up: the lowest free ones
+        for row, new_id in zip(implicit, free, strict=True):
+            row["id"] = new_id
+        session.execute(insert(Post), implicit)
+    elif implicit:
         # RETURNING gives the new ids in insert order on both databases.
         with allocating_ids("post"):
             ids = session.scalars(

@@ -10,7 +10,15 @@ from sqlalchemy.orm import Session
 from ..content.slugs import slugify, unique_slug
 from ..models import Taxonomy, Term, post_terms
 from ..sitemaps.changes import record
-from .common import apply, changed, ensure_free, flush, get_or_404, require_reference
+from .common import (
+    add_with_free_slug,
+    apply,
+    changed,
+    ensure_free,
+    flush,
+    get_or_404,
+    require_reference,
+)
 from .errors import Invalid
 from .ids import use_explicit_id
 
@@ -55,6 +63,7 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
     taxonomy = require_reference(session, Taxonomy, data["taxonomy"], "taxonomy", "taxonomy")
     term = Term(taxonomy=taxonomy.name, description="", noindex=False)
     use_explicit_id(session, Term, term, data)
+    base = None
     if "slug" in data:
         ensure_free(session, Term.slug, data["slug"], "slug", Term.taxonomy == taxonomy.name)
         term.slug = data["slug"]
@@ -64,8 +73,11 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
     _check_parent(session, term, taxonomy, data.get("parent"))
     term.parent_id = data.get("parent")
     apply(term, data, FIELDS)
-    session.add(term)
-    flush(session, "term")
+    if base is None:
+        session.add(term)
+        flush(session, "term")
+    else:
+        add_with_free_slug(session, term, "term", base, _slug_taken(session, taxonomy.name))
     changed(session, terms={term.id})
     return term
 

@@ -284,22 +284,26 @@ def test_bad_query_values_are_400(api, query):
 
 
 @pytest.mark.parametrize(
-    ("path", "first", "second"),
+    ("path", "body"),
     [
-        ("/api/authors", {"slug": "ada", "name": "Ada"}, {"slug": "bob", "name": "Bob"}),
-        (
-            "/api/terms",
-            {"taxonomy": "post_tag", "name": "A"},
-            {"taxonomy": "post_tag", "name": "B"},
-        ),
-        ("/api/posts", {"type": "post", "title": "A"}, {"type": "post", "title": "B"}),
+        ("/api/authors", {"name": "Ada"}),
+        ("/api/terms", {"taxonomy": "post_tag", "name": "A"}),
+        ("/api/posts", {"type": "post", "title": "A"}),
     ],
 )
-def test_no_id_left_after_the_largest_is_409_not_500(api, db_snapshot, path, first, second):
-    api.post_json(path, {**first, "id": 2**31 - 1}, status=201)
+def test_an_explicit_id_at_the_end_of_the_range_does_not_block_later_creates(
+    api, db_snapshot, path, body
+):
+    """New ids follow the largest; once that is the last one, they take the lowest free."""
+    slugs = iter(f"s{n}" for n in range(10))
+    api.post_json(path, {**body, "slug": next(slugs), "id": 2**31 - 1}, status=201)
+    api.post_json(path, {**body, "slug": next(slugs), "id": 1}, status=201)
+
+    made = [api.post_json(path, {**body, "slug": next(slugs)}, status=201).json for _ in "ab"]
+    assert [m["id"] for m in made] == [2, 3]
     before = db_snapshot()
-    response = api.post_json(path, second, status=409)
-    assert "id" in assert_problem(response, 409)["detail"]
+    taken = api.post_json(path, {**body, "slug": next(slugs), "id": 2**31 - 1}, status=409)
+    assert "already taken" in assert_problem(taken, 409)["errors"][0]["message"]
     assert db_snapshot() == before
 
 
@@ -327,3 +331,12 @@ def test_an_unexpected_error_is_a_500_problem_without_traceback(
     # Logged for the operator, and the half-made author was rolled back.
     assert any(r.exc_info and r.exc_info[0] is RuntimeError for r in caplog.records)
     assert db_snapshot() == before
+
+
+def test_an_import_after_an_explicit_id_at_the_end_of_the_range_takes_free_ids(api):
+    api.post_json("/api/posts", {"type": "post", "title": "Last", "id": 2**31 - 1}, status=201)
+    lines = b"".join(b'{"post": {"type": "post", "title": "Imported %d"}}\n' % n for n in range(3))
+    api.post("/api/import", lines, content_type="application/x-ndjson", status=200)
+
+    ids = sorted(p["id"] for p in api.get("/api/posts", {"per_page": 10}).json["items"])
+    assert ids == [1, 2, 3, 2**31 - 1]

@@ -165,3 +165,50 @@ def test_a_write_that_lost_a_race_it_did_not_lock_against_is_a_409(
     assert "another request at the same time" in patched.json["detail"]
     api.get(path, status=404)
     assert_consistent(app_session)
+
+
+@pytest.mark.parametrize(
+    ("collection", "body", "slug"),
+    [
+        ("/api/posts", {"type": "post", "title": "Hello world", "status": "publish"}, "slug"),
+        ("/api/terms", {"taxonomy": "category", "name": "Hello world"}, "slug"),
+    ],
+)
+def test_two_creates_with_the_same_title_at_once_get_the_next_free_slug(
+    collection, body, slug, wsgi_app, api, api_token, during_flush, app_session
+):
+    """Both requests see "hello-world" free; the one that stores it second takes the next
+    free slug (issue 14), as it would have had they come one after the other."""
+    other = client(wsgi_app, api_token)
+    answers = during_flush(lambda: other.post_json(collection, body, expect_errors=True))
+
+    first = api.post_json(collection, body, expect_errors=True)
+    finished(during_flush)
+
+    assert first.status_int == 201, first.text
+    assert answers[0].status_int == 201, answers[0].text
+    assert sorted([first.json[slug], answers[0].json[slug]]) == ["hello-world", "hello-world-2"]
+    assert_consistent(app_session)
+
+
+def test_a_create_that_loses_a_race_for_an_explicit_slug_is_a_409_in_our_words(
+    wsgi_app, api, api_token, during_flush, app_session
+):
+    """A slug the client chose is not changed behind its back: 409, without the
+    database's text (constraint names, DETAIL lines)."""
+    body = {"type": "post", "title": "Mine", "slug": "mine"}
+    other = client(wsgi_app, api_token)
+    answers = during_flush(lambda: other.post_json("/api/posts", body, expect_errors=True))
+
+    first = api.post_json("/api/posts", body, expect_errors=True)
+    finished(during_flush)
+
+    statuses = sorted([first.status_int, answers[0].status_int])
+    assert statuses == [201, 409], (first.text, answers[0].text)
+    lost = first if first.status_int == 409 else answers[0]
+    assert lost.content_type == "application/problem+json"
+    detail = lost.json["detail"]
+    assert "another request made at the same time" in detail or "already taken" in detail
+    for database_text in ("uq_", "UNIQUE", "DETAIL", "constraint", "posts.slug"):
+        assert database_text not in lost.text
+    assert_consistent(app_session)
