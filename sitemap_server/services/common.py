@@ -16,7 +16,7 @@ from ..content.slugs import unique_slug
 from ..plugins import for_session
 from ..sitemaps.changes import record as record_change
 from ..sitemaps.changes import take as take_changes
-from .errors import Conflict, FieldProblem, Invalid, NotFound
+from .errors import Conflict, Invalid, NotFound
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
 
 T = TypeVar("T")
@@ -95,26 +95,6 @@ def parse_datetime(value: str | datetime | None, field: str) -> datetime | None:
     if parsed.tzinfo is None:
         raise Invalid.field(field, f"{value!r} has no UTC offset (add Z or +00:00)")
     return parsed.astimezone(UTC)
-
-
-def nul_problems(raw: bytes, value: Any) -> list[FieldProblem]:
-    """Strings of parsed JSON that hold U+0000: PostgreSQL cannot store it, XML cannot carry it.
-
-    JSON can only write that character as ``\\u0000``, so a ``raw`` text without it is
-    not walked at all. The walk is iterative: the JSON may be nested as deep as it parses.
-    """
-    if b"\\u0000" not in raw:
-        return []
-    problems = []
-    pending: list[tuple[str | None, Any]] = [(None, value)]
-    while pending:
-        path, item = pending.pop()
-        if isinstance(item, str) and "\x00" in item:
-            problems.append(FieldProblem(path, "must not contain the NUL character (U+0000)"))
-        elif isinstance(item, dict | list):
-            pairs = item.items() if isinstance(item, dict) else enumerate(item)
-            pending.extend((f"{path}/{key}" if path else str(key), child) for key, child in pairs)
-    return sorted(problems, key=lambda problem: problem.field or "")
 
 
 def flush(session: Session, what: str) -> None:
