@@ -87,6 +87,7 @@ def includeme(config: Configurator) -> None:
         config.add_route(name, pattern)
     config.add_route("api.openapi", "/api/openapi.json")
     config.add_route("api.docs", "/api/docs")
+    config.include(".docs")  # Swagger UI's files
 
     config.add_tween("sitemap_server.api.body_limit_tween_factory")
     if settings["sitemap_server.api.validate_responses"]:

@@ -441,3 +441,25 @@ def test_crawlers_get_the_xml_whatever_they_accept(site, expected, name, accept)
     assert etree.QName(root).namespace == SITEMAP_NS
     assert etree.QName(root).localname == expected(name).root == want
     assert response.content == expected(name).body
+
+
+def test_the_api_docs_render_from_the_site_alone(page, site):
+    """Swagger UI shows the admin API with everything loaded from the site itself: no
+    CDN (the browser resolves no other host anyway), no script its policy refuses."""
+    requested: list[str] = []
+    refused: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.on(
+        "console",
+        lambda message: (
+            refused.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+    response = page.goto(site + "/api/docs")
+    assert response is not None and response.status == 200
+    title = page.locator(".swagger-ui .info .title")
+    title.wait_for()
+    assert "sitemap-server admin API" in title.inner_text()
+    assert page.locator(".opblock").count() > 20  # an operation block per operation
+    assert requested and all(url.startswith(site + "/") for url in requested), requested
+    assert refused == []
