@@ -133,7 +133,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "sitemap_server.api.max_import_bytes",
-        str(1024 * 1024 * 1024),
+        str(64 * 1024 * 1024),
         _positive_int,
         doc="Largest body of POST /api/import (bytes); larger ones get 413.",
     ),

@@ -1,6 +1,8 @@
 """``pserve production.ini`` really serves the API over HTTP (S-801)."""
 
+import socket
 import subprocess
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -104,3 +106,35 @@ def test_production_ini_without_the_environment_does_not_start(given, missing, t
     )
     assert finished.returncode != 0
     assert missing in finished.stderr
+
+
+def raw_request(base: str, head: bytes, chunks: int = 0) -> bytes:
+    """What the server answers to ``head`` (then ``chunks`` chunks of 64 KiB), sent on a
+    plain socket: the first bytes of its answer."""
+    address = urlsplit(base)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(head)
+        try:
+            for _ in range(chunks):
+                sock.sendall(b"10000\r\n" + b"x" * 65536 + b"\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server stopped reading: its answer is already there
+        return sock.recv(200)
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read(server):
+    """No token, and a Content-Length of 300 MiB: 413 before a byte of the body is sent."""
+    head = (
+        b"POST /api/import HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+        b"Content-Length: 314572800\r\n\r\n"
+    )
+    assert raw_request(server, head).startswith(b"HTTP/1.1 413 ")
+
+
+def test_a_chunked_body_is_cut_when_it_passes_the_limit(server):
+    head = (
+        b"POST /api/import HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+    )
+    # 1,100 chunks of 64 KiB: 68.75 MiB, past the 64 MiB limit.
+    assert raw_request(server, head, chunks=1100).startswith(b"HTTP/1.1 413 ")
