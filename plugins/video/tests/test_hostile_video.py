@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sitemap_server.services import posts as post_service
 from sitemap_server.testing import SITE_URL, fetch_sitemap
 from sitemap_server.testing.hostile import (
     HOSTILE_URLS,
@@ -110,19 +111,20 @@ def attack(oembed_api, oembed_server, record_property):
     record_property("cases", found.tried)
 
 
-def test_a_control_character_in_a_video_tag_breaks_nothing(api, testapp):
+def test_a_control_character_in_a_video_tag_breaks_nothing(api, testapp, app_session):
     """The report: one post's ``<video src|poster>`` with a control character or U+FFFE
-    made the video sitemap unparseable and its page answer 500."""
+    made the video sitemap unparseable and its page answer 500. The API now refuses such
+    characters (400); content still reaches the store other ways (rows written before,
+    a plugin, a script on the services), as here, and must render all the same."""
     content = (
         f'<video src="{SITE_URL}/a\x01b.mp4" poster="{SITE_URL}/p\ufffe.jpg"></video>'
         f'<video src="{SITE_URL}/ok.mp4" poster="javascript:alert(1)"></video>'
         f'<video src="{SITE_URL}/c d.mp4" poster="{SITE_URL}/t\u200f.jpg"></video>'
     )
-    api.post_json(
-        "/api/posts",
-        {"type": "post", "title": "Videos", "status": "publish", "content": content},
-        status=201,
-    )
+    post = {"type": "post", "title": "Videos", "status": "publish", "content": content}
+    if api.post_json("/api/posts", post, expect_errors=True).status_int != 201:
+        post_service.create_post(app_session, post)
+        app_session.commit()
 
     root = fetch_sitemap(testapp, "/video-sitemap.xml")
     thumbnails = [e.text for e in root.iter(f"{VIDEO_NS}thumbnail_loc")]
