@@ -479,6 +479,21 @@ def server_environment(**variables: str) -> dict[str, str]:
     return env
 
 
+def production_command(env: dict[str, str], *args: str) -> str:
+    """``sitemap-server --config production.ini ARGS`` run to completion in ``env`` (see
+    ``server_environment``): its standard output (its error output if it fails)."""
+    finished = subprocess.run(
+        [str(PSERVE.parent / "sitemap-server"), "--config", "production.ini", *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert finished.returncode == 0, f"sitemap-server {' '.join(args)}:\n{finished.stderr}"
+    return finished.stdout
+
+
 def pserve_production(port: int) -> list[str]:
     return [str(PSERVE), "production.ini", f"listen=127.0.0.1:{port}"]
 

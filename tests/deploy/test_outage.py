@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -26,12 +25,16 @@ from pathlib import Path
 import pytest
 import requests
 
-from sitemap_server.testing import PROJECT_ROOT, free_port, serve_production, server_environment
+from sitemap_server.testing import (
+    free_port,
+    production_command,
+    serve_production,
+    server_environment,
+)
 
 pytestmark = pytest.mark.slow
 
 SITE_URL = "http://outage.test"
-COMMAND = Path(sys.executable).parent / "sitemap-server"
 URLS = ["/sitemap_index.xml", "/post-sitemap.xml", "/sitemaps/post-sitemap.html", "/api/posts"]
 # Bounds on waiting for the server to notice (each poll is one request).
 DEADLINE_SECONDS = 30
@@ -105,16 +108,7 @@ def command(cluster: Cluster, *args: str) -> str:
     env = server_environment(
         SITEMAP_SERVER_DATABASE_URL=cluster.url, SITEMAP_SERVER_SITE_URL=SITE_URL
     )
-    finished = subprocess.run(
-        [str(COMMAND), "--config", "production.ini", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert finished.returncode == 0, finished.stderr
-    return finished.stdout
+    return production_command(env, *args)
 
 
 @dataclass

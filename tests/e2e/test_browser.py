@@ -25,8 +25,6 @@ refuses, so the test never touches the network (the demo asks for nothing anyway
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,9 +37,9 @@ from lxml import etree
 from playwright.sync_api import BrowserContext, Page, sync_playwright
 
 from sitemap_server.testing import (
-    PROJECT_ROOT,
     SITEMAP_NS,
     free_port,
+    production_command,
     serve_production,
     server_environment,
     xml_parser,
@@ -65,7 +63,6 @@ BROWSER_ACCEPT = (
     "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,"
     "image/apng,*/*;q=0.8"
 )
-SITEMAP_CLI = Path(sys.executable).parent / "sitemap-server"
 # Anything that would reach out (none should: oEmbed is off unless configured, and the
 # demo's videos carry their metadata) fails at once instead of touching the network.
 REFUSING_PROXY = "http://127.0.0.1:9"
@@ -161,15 +158,7 @@ def expectation(site: str, name: str) -> Expected:
 
 
 def run_cli(env: dict[str, str], *args: str) -> None:
-    finished = subprocess.run(
-        [str(SITEMAP_CLI), "--config", "production.ini", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert finished.returncode == 0, f"sitemap-server {' '.join(args)}:\n{finished.stderr}"
+    production_command(env, *args)
 
 
 # Fixtures: one server, one browser for the module -------------------------------------------
