@@ -50,10 +50,14 @@ def _is_timezone(value: object) -> bool:
     return True
 
 
+# Every URL of the site starts with it, and a sitemap URL must stay under 2,048 characters.
+MAX_SITE_URL_LENGTH = 1000
+
+
 def _is_site_url(value: object) -> bool:
     if not isinstance(value, str):
         return True
-    if http_url_problem(value) is not None:
+    if len(value) > MAX_SITE_URL_LENGTH or http_url_problem(value) is not None:
         return False
     return "?" not in value and "#" not in value
 
@@ -67,7 +71,11 @@ FORMATS: dict[str, tuple[Callable[[object], bool], str]] = {
     "http-url": (is_http_url, "an absolute http(s) URL"),
     "image-url": (is_image_url, "an absolute http(s) URL or a path starting with /"),
     "site-path": (is_site_path, "a path starting with / (no query string or fragment)"),
-    "site-url": (_is_site_url, "an http(s) URL without query string or fragment"),
+    "site-url": (
+        _is_site_url,
+        "an http(s) URL without query string or fragment, "
+        f"at most {MAX_SITE_URL_LENGTH:,} characters",
+    ),
     "date-time": (_is_aware_datetime, "an RFC 3339 date-time with a UTC offset"),
     "timezone": (_is_timezone, "an IANA time zone name such as Europe/Paris"),
     "hostname": (_is_hostname, "a host name such as cdn.example.com"),

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from ..models.content import MAX_URL_LENGTH
 
-_FORBIDDEN = re.compile(r"[\x00-\x20\x7f<>\"{}|\\^`]")
+_FORBIDDEN = re.compile(r"[\x00-\x20\x7f<>\"{}|\\^`\ufffe\uffff]")
 
 
 def http_url_problem(value: str) -> str | None:
