@@ -128,6 +128,7 @@ def cmd_import(args: argparse.Namespace) -> None:
         database(settings) as session,
     ):
         report = import_lines(session, read_lines(stream), validate, progress=bar.update)
+    apply_changes(settings)
     created = ", ".join(f"{n} {kind}" for kind, n in report.as_dict()["created"].items())
     print(f"imported {report.lines} lines: {created or 'nothing'}")
 
@@ -138,16 +139,28 @@ def cmd_seed_demo(args: argparse.Namespace) -> None:
     settings = load_settings(args.config)
     with database(settings) as session:
         summary = seed_demo(session, posts=args.posts, if_empty=args.if_empty)
+    apply_changes(settings)
     print(summary)
 
 
+def apply_changes(settings: dict[str, Any]) -> None:
+    """Apply the change log now (the command's writes), so the sitemaps are built when the
+    command ends, whether or not a worker runs."""
+    from .sitemaps.maintenance import apply_all
+
+    engine = get_engine(settings)
+    try:
+        apply_all(get_session_factory(engine, settings))
+    finally:
+        engine.dispose()
+
+
 def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
-    from .sitemaps.changes import ContentChanges
-    from .sitemaps.maintenance import refresh
+    from .sitemaps.maintenance import rebuild
 
     settings = load_settings(args.config)
     with database(settings) as session:
-        refresh(session, ContentChanges(everything=True))
+        rebuild(session)
     print("sitemaps rebuilt")
 
 

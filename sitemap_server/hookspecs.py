@@ -145,7 +145,9 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
 
     Called after each write of the admin API, the import and the CLI, before commit, so
     whatever the plugin writes is committed or rolled back with the change itself. The core
-    uses it to refresh sitemap entries and bump content versions.
+    uses it to record the change in the change log (``sitemap_changes``); the maintainer
+    applies the log to the sitemaps after commit, in transactions of its own (within about
+    0.1 s with a worker running). Keep it cheap: it runs in every write.
 
     :param session: the writing session.
     :param changes: what changed (post, author, term ids; types; settings).
@@ -154,14 +156,16 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
 
 @hookspec
 def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None) -> None:
-    """A sitemap's content changed, inside the writing transaction.
+    """A sitemap's content changed, inside the maintainer's transaction.
 
-    Called after ``sitemap_content_changed`` has refreshed a provider's entries and they
-    differ from before (a listed URL created, updated, unlisted or deleted); an edit that
-    changes no sitemap (a draft) calls nothing. The core records notifications for search
+    Called when the maintainer, applying the change log, has refreshed a provider's
+    entries and they differ from before (a listed URL created, updated, unlisted or
+    deleted); an edit that changes no sitemap (a draft) calls nothing. Whatever the plugin
+    writes is committed with the new entries, or rolled back with them (the changes then
+    stay in the log and are applied again). The core records notifications for search
     engines with it (S-601); a plugin could purge a CDN.
 
-    :param session: the writing session.
+    :param session: the maintainer's session.
     :param sitemap: the provider's name, or ``"*"`` for the whole site (it stopped being
         private).
     :param urls: the absolute URLs that were added, updated or removed, or ``None`` when

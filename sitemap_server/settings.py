@@ -170,6 +170,21 @@ SETTINGS: tuple[Setting, ...] = (
         "entries than the page size (S-310: 50 MiB, the protocol's limit; lower only to test).",
     ),
     Setting(
+        "sitemap_server.max_staleness",
+        "1",
+        _seconds,
+        doc="Seconds a recorded change may wait for the maintainer (the worker applies it "
+        "within about 0.1 s). A sitemap request that finds one waiting longer applies the "
+        "log before it answers, so a site without a worker still converges; 0: every "
+        "request does (each answer is exact, reads wait for the writes before them).",
+    ),
+    Setting(
+        "sitemap_server.maintainer.poll_seconds",
+        "0.1",
+        _positive_float,
+        doc="How often the worker looks for recorded changes to apply to the sitemaps.",
+    ),
+    Setting(
         "sitemap_server.disabled_plugins",
         "",
         _names,
@@ -260,7 +275,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sitemap_server.notify.poll_seconds",
         "5",
         _positive_float,
-        doc="How often the worker looks for work.",
+        doc="How often the worker looks for notifications to send.",
     ),
     Setting(
         "sitemap_server.notify.keep_days",

@@ -10,6 +10,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 
 from ..plugins import PLUGIN_MANAGER
+from ..sitemaps.changes import LAST_CHANGE
 from .auth import BearerTokenSecurityPolicy
 from .openapi import OPENAPI, OpenAPI
 from .problems import problem
@@ -34,6 +35,7 @@ ROUTES: dict[str, str] = {
     "api.notifications_flush": "/api/notifications/flush",
     "api.plugins": "/api/plugins",
     "api.explain": "/api/explain",
+    "api.sitemaps_status": "/api/sitemaps/status",
 }
 
 
@@ -55,6 +57,22 @@ def body_limit_tween_factory(handler: Callable[[Request], Response], registry: A
         return handler(request)
 
     return body_limit_tween
+
+
+def change_header_tween_factory(handler: Callable[[Request], Response], registry: Any) -> Any:
+    """A write that recorded a change answers with its number (``Sitemap-Change``), which
+    ``GET /api/sitemaps/status?change=`` says is served yet or not."""
+
+    def change_header_tween(request: Request) -> Response:
+        response = handler(request)
+        session = request.__dict__.get("dbsession")  # only if the request used one
+        if session is not None and response.status_code < 400:
+            change = session.info.get(LAST_CHANGE)
+            if change is not None:
+                response.headers["Sitemap-Change"] = str(change)
+        return response
+
+    return change_header_tween
 
 
 def response_validation_tween_factory(handler: Callable[[Request], Response], registry: Any) -> Any:
@@ -90,5 +108,6 @@ def includeme(config: Configurator) -> None:
     config.include(".docs")  # Swagger UI's files
 
     config.add_tween("sitemap_server.api.body_limit_tween_factory")
+    config.add_tween("sitemap_server.api.change_header_tween_factory")
     if settings["sitemap_server.api.validate_responses"]:
         config.add_tween("sitemap_server.api.response_validation_tween_factory")

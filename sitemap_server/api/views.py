@@ -14,9 +14,11 @@ from sqlalchemy.orm import Session
 
 from ..content.links import Links
 from ..models import Author, Post, PostType, Taxonomy, Term, post_terms
+from ..models.meta import utcnow
 from ..services import authors, posts, site, terms, types
 from ..services.common import parse_datetime
 from ..services.errors import FieldProblem, ServiceError
+from ..sitemaps.changes import Waiting
 from ..sitemaps.explain import KINDS, explain_object, explain_url
 from . import representations as rep
 from .auth import ADMIN
@@ -306,3 +308,24 @@ def explain(request: Request) -> dict[str, Any]:
     else:
         explanation = explain_object(request.dbsession, given[0], params[given[0]])
     return explanation.as_dict()
+
+
+# The sitemaps' freshness ----------------------------------------------------------------
+
+
+@api_view(route_name="api.sitemaps_status", request_method="GET")
+def sitemaps_status(request: Request) -> dict[str, Any]:
+    """Whether what was written is served yet (a write's ``Sitemap-Change`` header)."""
+    session = request.dbsession
+    waiting = Waiting.read(session)
+    age = None if waiting.oldest is None else (utcnow() - waiting.oldest).total_seconds()
+    found: dict[str, Any] = {
+        "waiting": waiting.count,
+        "oldest_waiting_seconds": None if age is None else round(max(age, 0.0), 3),
+        "max_staleness_seconds": request.registry.settings["sitemap_server.max_staleness"],
+    }
+    change = query(request).get("change")
+    if change is not None:
+        found["change"] = change
+        found["applied"] = Waiting.applied(session, change)
+    return found

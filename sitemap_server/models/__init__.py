@@ -21,7 +21,7 @@ from .content import Author, Post, PostStatus, PostType, Robots, Taxonomy, Term,
 from .meta import Base, metadata
 from .notifications import Notification, NotificationAttempt, NotificationChange
 from .site import SiteSettings
-from .sitemaps import SITE, SitemapEntry, SitemapPage, SitemapVersion
+from .sitemaps import SITE, SitemapChange, SitemapEntry, SitemapPage, SitemapVersion
 
 __all__ = [
     "SITE",
@@ -36,6 +36,7 @@ __all__ = [
     "PostType",
     "Robots",
     "SiteSettings",
+    "SitemapChange",
     "SitemapEntry",
     "SitemapPage",
     "SitemapVersion",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import DateTime, MetaData
+from sqlalchemy import BigInteger, DateTime, Integer, MetaData
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
@@ -25,6 +25,11 @@ metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 class Base(DeclarativeBase):
     metadata = metadata
+
+
+# A 64-bit id that counts itself: BIGINT on PostgreSQL; on SQLite only INTEGER PRIMARY KEY
+# is the rowid (64-bit there too).
+BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class UTCDateTime(TypeDecorator[datetime]):

@@ -12,10 +12,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .meta import Base, UTCDateTime
+from .meta import Base, BigId, UTCDateTime
 
 # What a ``notification_changes`` row says about its URL.
 ADDED, UPDATED, REMOVED, REBUILT = "added", "updated", "removed", "rebuilt"
@@ -25,9 +25,6 @@ PENDING, SENT, FAILED, CANCELLED = "pending", "sent", "failed", "cancelled"
 
 # ``notifications.channel``
 PING, INDEXNOW = "ping", "indexnow"
-
-# BIGINT on PostgreSQL; SQLite only auto-increments an INTEGER PRIMARY KEY.
-BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class NotificationChange(Base):

@@ -1,4 +1,9 @@
-"""What the sitemaps serve, kept up to date by every write (the read path only reads it).
+"""What the sitemaps serve, kept up to date by the maintainer (the read path only reads it).
+
+``sitemap_changes`` is the change log: a write records in it what it changed (a post, an
+author, a term, the site's settings) in its own transaction, and the maintainer
+(``sitemaps/maintenance.apply_pending``) applies the log to the tables below in batches,
+deleting the rows in the transaction that applies them.
 
 ``sitemap_entries`` holds exactly the listed URLs of every provider, in their stable order
 (``key``, then ``part``). ``sitemap_pages`` cuts each provider's entries into pages and
@@ -16,7 +21,7 @@ from sqlalchemy import JSON, BigInteger, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .content import MAX_URL_LENGTH
-from .meta import Base, UTCDateTime
+from .meta import Base, BigId, UTCDateTime
 
 # The version row that changes with site-wide settings (URL, privacy, page size).
 SITE = "*"
@@ -65,3 +70,15 @@ class SitemapVersion(Base):
     # When this provider's entries next change by the passing of time alone (a scheduled
     # post going live); the first request after it brings the entries up to date.
     due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SitemapChange(Base):
+    """One thing a write changed, waiting to be applied to the sitemaps."""
+
+    __tablename__ = "sitemap_changes"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # "post", "author", "term" (with ``object_id``), or "site", "whole_site", "everything".
+    kind: Mapped[str] = mapped_column(String(16))
+    object_id: Mapped[int | None] = mapped_column(BigInteger)

@@ -1,9 +1,12 @@
-"""The worker: sends the notifications the outbox produces, after commit, never twice.
+"""The worker: the maintainer of the sitemaps, and the sender of the notifications the
+outbox produces, after commit, never twice.
 
-Each pass (``run_once``):
+Every ``maintainer.poll_seconds`` (0.1 s) it applies the change log to the sitemaps
+(``apply_pending``, batch after batch while there is more). Each notification pass
+(``run_once``, every ``notify.poll_seconds``):
 
-1. brings scheduled posts live (``catch_up``), so they are announced on time even when no
-   crawler asks;
+1. applies the change log and brings scheduled posts live (``catch_up``), so they are
+   announced on time even when no crawler asks;
 2. once a burst of changes has gone quiet, turns it into notifications (``coalesce``);
 3. claims due notifications one at a time and sends each outside any transaction.
 
@@ -23,6 +26,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -36,7 +40,8 @@ from ..models import Notification, NotificationAttempt, get_engine, get_session_
 from ..models.meta import utcnow
 from ..models.notifications import CANCELLED, FAILED, INDEXNOW, PENDING, SENT
 from ..services.site import effective_site_url, get_settings
-from ..sitemaps.maintenance import catch_up
+from ..settings import setting_value
+from ..sitemaps.maintenance import apply_all, catch_up
 from . import outbox, report, senders
 from .config import NotifyConfig
 from .senders import RETRY, Result
@@ -46,6 +51,7 @@ log = logging.getLogger(__name__)
 MAX_BACKOFF = timedelta(hours=6)
 PRUNE_EVERY = timedelta(hours=1)
 WORKER_KEY = "sitemap_server.notify.worker"
+APPLY_POLL = "sitemap_server.maintainer.poll_seconds"
 
 _numbers = itertools.count(1)
 
@@ -78,9 +84,11 @@ class Worker:
         *,
         name: str | None = None,
         http: requests.Session | None = None,
+        apply_poll_seconds: float = 0.1,
     ) -> None:
         self.sessions = sessions
         self.config = config
+        self.apply_poll_seconds = apply_poll_seconds
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{next(_numbers)}"
         self.http = http or requests.Session()
         self._pruned_at: datetime | None = None
@@ -90,7 +98,12 @@ class Worker:
     def from_settings(cls, settings: dict[str, Any], **kwargs: Any) -> Worker:
         """A worker with an engine of its own (the command line's); ``close`` it."""
         engine = get_engine(settings)
-        worker = cls(get_session_factory(engine, settings), NotifyConfig.from_settings(settings))
+        worker = cls(
+            get_session_factory(engine, settings),
+            NotifyConfig.from_settings(settings),
+            apply_poll_seconds=setting_value(settings, APPLY_POLL),
+            **kwargs,
+        )
         worker._own_engine = engine
         return worker
 
@@ -104,6 +117,7 @@ class Worker:
     def run_once(self, force: bool = False) -> list[dict[str, Any]]:
         """One pass; ``force`` sends everything waiting now, ignoring the quiet period and
         any backoff (one attempt each). Returns the attempts made."""
+        self.maintain()
         with self.sessions.begin() as session:
             catch_up(session)
         self.coalesce(force)
@@ -115,16 +129,27 @@ class Worker:
         self.prune()
         return attempts
 
+    def maintain(self) -> int:
+        """Apply the change log to the sitemaps, batch after batch, until none is left or
+        another maintainer is at work; the number of changes applied."""
+        return apply_all(self.sessions)
+
     def run(self, stop: threading.Event) -> None:
-        """Pass after pass until ``stop`` is set; a failing pass is logged, not fatal."""
-        log.info("notification worker %s started", self.name)
+        """Until ``stop`` is set: the change log applied every ``apply_poll_seconds``, a
+        notification pass every ``poll_seconds``; a failure is logged, not fatal."""
+        log.info("worker %s started", self.name)
+        next_pass = 0.0
         while not stop.is_set():
             try:
-                self.run_once()
+                if time.monotonic() >= next_pass:
+                    next_pass = time.monotonic() + self.config.poll_seconds
+                    self.run_once()
+                else:
+                    self.maintain()
             except Exception:
-                log.exception("notification worker %s: the pass failed", self.name)
-            stop.wait(self.config.poll_seconds)
-        log.info("notification worker %s stopped", self.name)
+                log.exception("worker %s: the pass failed", self.name)
+            stop.wait(min(self.apply_poll_seconds, self.config.poll_seconds))
+        log.info("worker %s stopped", self.name)
 
     # The steps -------------------------------------------------------------------------
 
@@ -309,7 +334,11 @@ def includeme(config: Configurator) -> None:
     settings = config.get_settings()
     if not settings.get("sitemap_server.notify.worker_thread"):
         return
-    worker = Worker(config.registry["dbsession_factory"], NotifyConfig.of(settings))
+    worker = Worker(
+        config.registry["dbsession_factory"],
+        NotifyConfig.of(settings),
+        apply_poll_seconds=settings[APPLY_POLL],
+    )
     thread = WorkerThread(worker)
     config.registry[WORKER_KEY] = thread
     thread.start()

@@ -1,10 +1,18 @@
-"""What a write changed, collected during a transaction and handed to the hooks."""
+"""What a write changed: collected during its transaction, handed to the hooks, and
+recorded in the change log (``sitemap_changes``) that the maintainer applies."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
+from sqlalchemy import CursorResult, delete, func, insert, select
 from sqlalchemy.orm import Session
+
+from ..models import SitemapChange
+from ..models.meta import utcnow
 
 PENDING = "sitemap_server.pending_changes"
 
@@ -73,3 +81,96 @@ class UrlChange:
 
     url: str  # absolute
     change: str  # "added", "updated" or "removed" (deleted, or no longer listed)
+
+
+# The kinds of change-log rows that name an object, and the flags that do not.
+OBJECT_KINDS = ("post", "author", "term")
+FLAGS = ("site", "whole_site", "everything")
+LOG_BATCH = 10_000
+
+
+# session.info: the number of the last change-log row this session recorded.
+LAST_CHANGE = "sitemap_server.last_change"
+
+
+def log(session: Session, changes: ContentChanges) -> None:
+    """Record ``changes`` in the change log, in the writing transaction (one multi-row
+    insert per 10,000 rows); the number of the last row is kept in ``session.info``
+    (``LAST_CHANGE``), for the API to give the client (``Sitemap-Change``)."""
+    now = utcnow()
+    rows: list[dict[str, Any]] = [
+        {"recorded_at": now, "kind": flag, "object_id": None}
+        for flag in FLAGS
+        if getattr(changes, flag)
+    ]
+    for kind, ids in (
+        ("post", changes.posts),
+        ("author", changes.authors),
+        ("term", changes.terms),
+    ):
+        rows.extend({"recorded_at": now, "kind": kind, "object_id": i} for i in sorted(ids))
+    for start in range(0, len(rows), LOG_BATCH):
+        numbers = session.scalars(
+            insert(SitemapChange).returning(SitemapChange.id), rows[start : start + LOG_BATCH]
+        ).all()
+        session.info[LAST_CHANGE] = max([*numbers, session.info.get(LAST_CHANGE, 0)])
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What waits in the change log: how many changes, recorded when the oldest was."""
+
+    count: int
+    oldest: datetime | None
+
+    @classmethod
+    def read(cls, session: Session) -> Waiting:
+        count, oldest = session.execute(
+            select(func.count(), func.min(SitemapChange.recorded_at))
+        ).one()
+        return cls(count, oldest)
+
+    @staticmethod
+    def applied(session: Session, change: int) -> bool:
+        """Whether change ``change`` and every one recorded before it are applied."""
+        return (
+            session.scalar(select(SitemapChange.id).where(SitemapChange.id <= change).limit(1))
+            is None
+        )
+
+
+def claim(session: Session, limit: int) -> tuple[ContentChanges, int]:
+    """Take the oldest ``limit`` rows of the change log (deleted in this transaction, so
+    they are gone only if what applies them commits): what they record, and how many."""
+    oldest = select(SitemapChange.id).order_by(SitemapChange.id).limit(limit)
+    taken = session.execute(
+        delete(SitemapChange)
+        .where(SitemapChange.id.in_(oldest.scalar_subquery()))
+        .returning(SitemapChange.kind, SitemapChange.object_id)
+        .execution_options(synchronize_session=False)
+    ).all()
+    return merged(taken), len(taken)
+
+
+def holds_at_least(session: Session, count: int) -> bool:
+    """Whether the change log holds ``count`` rows or more (counting no further)."""
+    some = select(SitemapChange.id).limit(count).subquery()
+    return session.scalar(select(func.count()).select_from(some)) == count
+
+
+def clear(session: Session) -> int:
+    """Take every row of the change log (a rebuild applies them all); how many."""
+    result: CursorResult[Any] = session.execute(delete(SitemapChange))  # type: ignore[assignment]
+    return result.rowcount or 0
+
+
+def merged(rows: Iterable[Any]) -> ContentChanges:
+    """One ``ContentChanges`` for change-log rows of (kind, object_id)."""
+    changes = ContentChanges()
+    targets = {"post": changes.posts, "author": changes.authors, "term": changes.terms}
+    for kind, object_id in rows:
+        if kind in targets and object_id is not None:
+            targets[kind].add(object_id)
+        elif kind in FLAGS:
+            setattr(changes, kind, True)
+    return changes

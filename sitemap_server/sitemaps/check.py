@@ -74,12 +74,14 @@ class Report:
 
 def check(session: Session, repair: bool = False) -> Report:
     """Compare what is stored with a rebuild; with ``repair``, keep the rebuild when they
-    differ. Scheduled changes that are due are brought in first, as the next request
-    would, so they are not reported."""
+    differ. The change log and the scheduled changes that are due are applied first (and
+    kept), as the maintainer would, so they are not reported."""
     report = Report()
+    # What a maintainer would do anyway, and keeps: what waits in the change log, and
+    # what has come due.
+    catch_up(session)
     savepoint = session.begin_nested()
     try:
-        catch_up(session)
         stored_pages = _pages(session)
         stored_dues = _dues(session)
         session.execute(text(f"DROP TABLE IF EXISTS {STORED_ENTRIES}"))

@@ -1,19 +1,21 @@
 """Keeping ``sitemap_entries``, ``sitemap_pages`` and ``sitemap_versions`` current.
 
-Runs inside every writing transaction (through ``sitemap_content_changed``), so a crawler
-never waits for a recomputation: after a write, reading any page or the index is a couple
-of indexed queries, whatever the size of the site.
+A write only records what it changed (``sitemap_content_changed`` → the change log,
+``changes.log``). The maintainer (``apply_pending``: the worker, continuously, or a
+sitemap request that finds a change waiting too long) claims the log in batches and
+applies each batch here with ``refresh``, in one short transaction: a crawler never waits
+for a recomputation, and a writer never waits for a sitemap.
 
 Per provider: the entries of the affected keys are recomputed and replaced. If the set of
 listed (key, part) pairs changed, pages are recut from the first page that changed (new
 posts only ever touch the last page); if only dates changed, the newest ``lastmod`` of the
-pages concerned is recomputed. The provider's version is bumped first, which on PostgreSQL
-also locks its row, so two writers never cut the same provider's pages at once.
+pages concerned is recomputed. A full rebuild is the same ``refresh`` with every key.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import logging
 import zlib
 from collections.abc import Iterable, Iterator
@@ -23,7 +25,7 @@ from typing import Any
 import pluggy
 from sqlalchemy import and_, delete, func, insert, or_, select, text, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from ..content.links import Links
 from ..hookspecs import hookimpl
@@ -31,7 +33,9 @@ from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion
 from ..models.meta import utcnow
 from ..models.notifications import ADDED, REMOVED, UPDATED
 from ..plugins import for_session
+from ..services.common import take_write_lock
 from ..services.site import effective_site_url, get_settings
+from . import changes as change_log
 from .changes import ContentChanges, UrlChange
 from .entries import Entry
 from .providers import BuildContext, Provider, chunks
@@ -55,9 +59,74 @@ COMPARED_REBUILD = 10_000
 MAX_LOGGED_PROBLEMS = 3
 
 
+# Change-log rows one maintainer transaction applies at most: large enough that an import
+# is applied in few passes, small enough that a pass stays short.
+APPLY_BATCH = 20_000
+# More changes than this waiting after a batch: the maintainer rebuilds every sitemap.
+REBUILD_AFTER = 100_000
+MAINTAINER = "maintainer"
+
+
 @hookimpl
 def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
-    refresh(session, changes)
+    """A write records what it changed; the maintainer applies it (``apply_pending``)."""
+    change_log.log(session, changes)
+
+
+def apply_pending(session: Session, limit: int = APPLY_BATCH) -> int | None:
+    """Apply up to ``limit`` rows of the change log in ``session``'s transaction: the
+    number applied (0: none waiting), or None when another maintainer is at work (it
+    will apply them). The rows are deleted in this transaction, so a crash loses none."""
+    if not try_lock(session, MAINTAINER):
+        return None
+    return _apply(session, limit)
+
+
+def _apply(session: Session, limit: int) -> int:
+    changes, count = change_log.claim(session, limit)
+    if count == limit and change_log.holds_at_least(session, REBUILD_AFTER):
+        # An import's worth of changes: rebuilding every sitemap costs less than applying
+        # them batch by batch (each batch would recompute the same authors and terms).
+        count += change_log.clear(session)
+        changes = ContentChanges(everything=True)
+    if count:
+        refresh(session, changes)
+    return count
+
+
+def apply_all(sessions: sessionmaker[Session], max_batches: int | None = None) -> int:
+    """Apply the change log batch after batch, each in a transaction of its own, until
+    none is left, another maintainer is at work, or ``max_batches``; how many applied."""
+    applied = 0
+    batches = itertools.count() if max_batches is None else range(max_batches)
+    for _ in batches:
+        with sessions.begin() as session:
+            count = apply_pending(session)
+        if not count:
+            break
+        applied += count
+    return applied
+
+
+def rebuild(session: Session) -> None:
+    """Rebuild every sitemap from the content: the change log is emptied first (a
+    rebuild is every key changed), so what it held is in the rebuild's reads."""
+    lock(session, MAINTAINER)
+    change_log.clear(session)
+    refresh(session, ContentChanges(everything=True))
+
+
+def try_lock(session: Session, name: str) -> bool:
+    """Hold ``name`` to the end of the transaction, unless someone else does (PostgreSQL);
+    on SQLite, take the database's write lock (one writer: waiting is the lock)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return bool(
+            session.scalar(
+                text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": zlib.crc32(name.encode())}
+            )
+        )
+    take_write_lock(session)
+    return True
 
 
 def configured_site_url(session: Session) -> str:
@@ -109,10 +178,6 @@ def refresh(session: Session, changes: ContentChanges) -> None:
             gone = table.provider.not_in([*names, SITE])
             session.execute(delete(table).where(gone))
     for provider in providers:
-        if (changes.site or changes.whole_site) and not (
-            changes.everything or changes.posts or changes.authors or changes.terms or overdue
-        ):
-            break
         # A provider the database has no version of was never built here (a plugin just
         # installed, or enabled again after a rebuild without it): build all of it.
         whole = changes.everything or provider.name not in stored or provider.name in overdue
@@ -168,18 +233,22 @@ def update_planner_statistics(session: Session, table: str | None = None) -> Non
 
 
 def catch_up(session: Session) -> bool:
-    """Bring up to date the providers whose ``due_at`` has passed (scheduled posts going
-    live), and build those never built. Safe to run from several processes at once: the
-    second finds nothing left to do."""
+    """Bring the stored sitemaps up to date now: apply the whole change log (waiting for
+    a maintainer at work to finish), the providers whose ``due_at`` has passed (scheduled
+    posts going live), and build those never built. Safe to run from several processes
+    at once: the second finds nothing left to do. Whether anything was done."""
     plugins = for_session(session)
-    lock(session, "catch-up")
+    lock(session, MAINTAINER)
+    applied = 0
+    while count := _apply(session, APPLY_BATCH):
+        applied += count
     now = utcnow()
     stored = stored_dues(session)
     due = {name: due_at for name, due_at in stored.items() if due_at is not None and due_at <= now}
     providers = all_providers(session, plugins)
     missing = [p for p in providers if p.name not in stored]
     if not due and not missing:
-        return False
+        return bool(applied)
     ctx = build_context(session, plugins, providers)
     for provider in missing:
         update_provider(ctx, provider, None, stored)

@@ -1,8 +1,9 @@
 """How the read path reaches the database: outside ``pyramid_tm``, in as few round trips
 as possible.
 
-A warm request costs one query: the content versions, read on an autocommit connection
-(no ``BEGIN``/``COMMIT`` around it). Only when a document has to be rendered is a
+A warm request costs one query: the content versions and the age of the oldest change
+waiting in the change log, read on an autocommit connection (no ``BEGIN``/``COMMIT``
+around it). Only when a document has to be rendered is a
 read-only snapshot opened, and the versions are read again inside it, so the ETag and the
 cache key a rendering is stored under name exactly the content it shows.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -21,18 +22,25 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..models import SITE, SitemapVersion
+from ..models import SITE, SitemapChange, SitemapVersion
 from ..models.meta import utcnow
 from ..services.site import effective_site_url, get_settings
 from . import maintenance
 from .providers import Provider
 
+# When the oldest change still waiting for the maintainer was recorded (None: none waits).
+OLDEST_CHANGE = (
+    select(SitemapChange.recorded_at).order_by(SitemapChange.id).limit(1).scalar_subquery()
+)
 VERSIONS = select(
     SitemapVersion.provider,
     SitemapVersion.version,
     SitemapVersion.changed_at,
     SitemapVersion.due_at,
+    OLDEST_CHANGE.label("waiting_since"),
 )
+# Batches of the change log a request applies at most before it answers anyway.
+READER_BATCHES = 5
 
 Versions = dict[str, tuple[int, datetime]]
 
@@ -81,8 +89,10 @@ class Reader:
         session_factory: sessionmaker[Session],
         plugins: pluggy.PluginManager,
         configured_url: str,
+        max_staleness: float = 0.0,
     ) -> None:
         engine = session_factory.kw["bind"]
+        self.max_staleness = timedelta(seconds=max_staleness)
         self.session_factory = session_factory
         self.engine = engine
         self.autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -95,17 +105,25 @@ class Reader:
 
     def state(self, conn: Connection | None = None) -> ReadState:
         """The versions, on ``conn`` (a snapshot) or on an autocommit connection (which
-        first makes any change that has come due)."""
+        first applies the change log when a change has waited longer than
+        ``max_staleness``, and makes any change that has come due)."""
         if conn is not None:
             return self._state(conn.execute(VERSIONS).all())
         with self.autocommit.connect() as own:
             rows = own.execute(VERSIONS).all()
             state = self._state(rows)
-            if self._behind(rows, state):
+            waiting, due = self._waiting(rows), self._due(rows, state)
+            if waiting:
+                # Changes have waited too long for the maintainer (no worker runs, or it
+                # is behind): apply some (a bounded number of batches, each in a
+                # transaction of its own; a maintainer already at work does the rest).
+                maintenance.apply_all(self.session_factory, READER_BATCHES)
+            if due:
                 # A scheduled change has come due, or a provider was never built: do it
                 # before answering, so that no answer is ever stale.
                 with self.session_factory() as session, session.begin():
                     maintenance.catch_up(session)
+            if waiting or due:
                 state = self._state(own.execute(VERSIONS).all())
         return state
 
@@ -113,10 +131,15 @@ class Reader:
         versions = {row.provider: (row.version, row.changed_at) for row in rows}
         return ReadState(versions, self.site_snapshot(versions.get(SITE)))
 
+    def _waiting(self, rows: Any) -> bool:
+        """Whether a change has waited in the change log longer than ``max_staleness``."""
+        since = rows[0].waiting_since if rows else None
+        return since is not None and since <= utcnow() - self.max_staleness
+
     @staticmethod
-    def _behind(rows: Any, state: ReadState) -> bool:
-        """Whether the stored sitemaps miss something: a change that has come due, or a
-        provider with no version at all (never built)."""
+    def _due(rows: Any, state: ReadState) -> bool:
+        """Whether the stored sitemaps miss a change that has come due, or a provider has
+        no version at all (never built)."""
         now = utcnow()
         if any(row.due_at is not None and row.due_at <= now for row in rows):
             return True

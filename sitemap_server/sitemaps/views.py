@@ -373,6 +373,7 @@ def includeme(config: Configurator) -> None:
         config.registry["dbsession_factory"],
         settings[PLUGIN_MANAGER],
         settings["sitemap_server.site_url"],
+        settings["sitemap_server.max_staleness"],
     )
     config.add_request_method(
         lambda request: request.registry[READER].state(), "read_state", reify=True

@@ -147,6 +147,8 @@ def app_settings(database_url: str) -> dict[str, Any]:
         "sitemap_server.site_url": SITE_URL,
         "sitemap_server.api.validate_responses": "true",
         "sitemap_server.load_entrypoints": str(installed_plugins_loaded()).lower(),
+        # Every sitemap request applies the change log first: a test reads what it wrote.
+        "sitemap_server.max_staleness": "0",
     }
 
 
@@ -255,6 +257,15 @@ def forget_rendered(app: Any) -> None:
 
     app.registry[RENDER_CACHE].clear()
     app.registry[READER].forget()
+
+
+def apply_changes(app: Any) -> int:
+    """What the maintainer does: apply ``app``'s change log to the sitemaps now (``app``:
+    the application or a WebTest client of it); how many changes were applied."""
+    from ..sitemaps.maintenance import apply_all
+
+    registry = getattr(app, "app", app).registry
+    return apply_all(registry["dbsession_factory"])
 
 
 def client(app: Any, token: str | None = None) -> Any:

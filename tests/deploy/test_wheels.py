@@ -16,6 +16,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -226,8 +227,16 @@ def test_the_installed_wheels_migrate_and_serve_every_sitemap(deployment, tmp_pa
         )
         assert created.status_code == 201, created.text
         posts = [path for path in sitemaps if path.startswith("/post-sitemap")]
-        listed = [loc.text for path in posts for loc in fetch(server, path).iterfind(LOCS, NS)]
-        assert created.json()["permalink"] in listed
+
+        def listed() -> list[str]:
+            return [loc.text for path in posts for loc in fetch(server, path).iterfind(LOCS, NS)]
+
+        # No worker runs here: the first request after the change has waited
+        # max_staleness (1 s) applies it.
+        deadline = time.monotonic() + 5
+        while created.json()["permalink"] not in listed() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert created.json()["permalink"] in listed()
         assert server.get("/api/posts").status_code == 401
 
 

@@ -24,7 +24,7 @@ from sitemap_server.cli import main as cli_main
 from sitemap_server.demo import seed_demo
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.entries import Entry
-from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL, client
+from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL, apply_changes, client
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NS = {"s": SITEMAP_NS}
@@ -274,6 +274,7 @@ def test_sitemap_entry_drops_and_rewrites(sample_api):
 def test_sitemap_entry_receives_kind_and_item(sample_api):
     author = create_author(sample_api, "jane")
     create_post(sample_api, title="Bookmark", slug="marked", author=author["id"])
+    apply_changes(sample_api)
 
     calls = set(sample_plugin.ENTRY_CALLS)
     assert ("post", "Post", "/2024/01/marked/") in calls
@@ -347,8 +348,10 @@ def sitemap_calls():
 
 def test_sitemap_changed_names_the_urls_added_updated_and_removed(sample_api):
     create_post(sample_api, title="First", slug="first", published_at=JAN)
+    apply_changes(sample_api)
     sample_plugin.reset()
     post = create_post(sample_api, title="Hello", slug="hello", modified_at=JUN)
+    apply_changes(sample_api)  # the maintainer calls the hook, in its transaction
     calls = sitemap_calls()
     assert calls["post"][post_url("hello")] == "added"
     assert calls["post"][f"{SITE_URL}/"] == "updated"  # the home page's date moved
@@ -357,17 +360,21 @@ def test_sitemap_changed_names_the_urls_added_updated_and_removed(sample_api):
     sample_plugin.reset()
     later = "2024-07-01T00:00:00+00:00"
     sample_api.patch_json(f"/api/posts/{post['id']}", {"modified_at": later}, status=200)
+    apply_changes(sample_api)
     assert sitemap_calls()["post"][post_url("hello")] == "updated"
 
     sample_plugin.reset()
     sample_api.delete(f"/api/posts/{post['id']}", status=204)
+    apply_changes(sample_api)
     assert sitemap_calls()["post"][post_url("hello")] == "removed"
 
 
 def test_sitemap_changed_not_called_when_no_sitemap_changes(sample_api):
     draft = create_post(sample_api, title="Draft", slug="draft", status="draft")
+    apply_changes(sample_api)
     sample_plugin.reset()
     sample_api.patch_json(f"/api/posts/{draft['id']}", {"title": "Still a draft"}, status=200)
+    assert apply_changes(sample_api) == 1  # the post, recorded and applied
     assert sample_plugin.SITEMAP_CALLS == []
 
 
@@ -375,16 +382,20 @@ def test_sitemap_changed_for_a_rebuild_and_the_site_going_public(sample_api):
     create_post(sample_api, title="Hello", slug="hello")
     create_post(sample_api, type="page", title="About", slug="about")
     sample_api.patch_json("/api/settings", {"private": True}, status=200)
+    apply_changes(sample_api)
     sample_plugin.reset()
     sample_api.patch_json("/api/settings", {"private": False}, status=200)
+    apply_changes(sample_api)
     assert sitemap_calls() == {"*": None}  # every sitemap appears at once
 
     sample_plugin.reset()
     sample_api.patch_json("/api/settings", {"site_url": "http://elsewhere.test"}, status=200)
+    apply_changes(sample_api)
     assert sitemap_calls() == {"*": None}  # a new site URL: every URL is new
 
     sample_plugin.reset()
     sample_api.patch_json("/api/post-types/page", {"noindex": True}, status=200)
+    apply_changes(sample_api)
     # A small site is compared URL by URL, even when rebuilt as a whole.
     assert sitemap_calls()["page"] == {"http://elsewhere.test/about/": "removed"}
 

@@ -111,8 +111,10 @@ def post_url(slug):
     return f"{SITE_URL}/2024/01/{slug}/"
 
 
-def burst_over(clock):
-    """Move past the quiet period: the burst of changes so far is ready to send."""
+def burst_over(clock, worker):
+    """Move past the quiet period: the burst of changes so far is ready to send. The
+    maintainer applies the writes first, as a running worker does within 0.1 s."""
+    worker.maintain()
     clock.advance(seconds=QUIET + 1)
 
 
@@ -187,7 +189,7 @@ def test_each_ping_target_is_pinged_once_per_burst(other_app, search_engine, clo
     for n in range(3):
         create_post(admin, title=f"Post {n}", slug=f"post-{n}")
 
-    burst_over(clock)
+    burst_over(clock, worker)
     assert outcomes(worker.run_once()) == {"ping": ["sent", "sent"], "indexnow": ["sent"]}
     index = f"{SITE_URL}/sitemap_index.xml"
     assert [r["query"] for r in search_engine.received("/ping")] == [{"sitemap": index}]
@@ -211,7 +213,7 @@ def test_a_site_that_never_goes_quiet_is_told_after_max_delay(other_app, search_
 def test_a_claim_takes_one_notification(notify_app, admin, worker, clock):
     """What a claim leases is the notification it returns: another worker takes the next."""
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
     assert worker.coalesce() == 2  # a ping and an IndexNow submission, both due now
 
     first = worker.claim()
@@ -226,7 +228,7 @@ def test_a_claim_takes_one_notification(notify_app, admin, worker, clock):
 def test_a_503_is_retried_after_retry_seconds_then_sent(admin, worker, search_engine, clock):
     search_engine.answer("/ping", 503, 200)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     [first] = [a for a in worker.run_once() if a["channel"] == "ping"]
     assert first["outcome"] == "retry"
@@ -254,7 +256,7 @@ def test_a_503_is_retried_after_retry_seconds_then_sent(admin, worker, search_en
 def test_the_wait_doubles_after_each_failure(admin, worker, search_engine, clock):
     search_engine.answer("/ping", 503, 502, 200)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     [first] = [a for a in worker.run_once() if a["channel"] == "ping"]
     assert retry_wait(admin, first) == timedelta(seconds=RETRY)
@@ -272,7 +274,7 @@ def test_the_wait_doubles_after_each_failure(admin, worker, search_engine, clock
 def test_a_429_waits_as_long_as_retry_after_asks(admin, worker, search_engine, clock):
     search_engine.answer("/ping", (429, {"Retry-After": "600"}), 200)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     [first] = [a for a in worker.run_once() if a["channel"] == "ping"]
     assert (first["outcome"], first["http_status"]) == ("retry", 429)
@@ -288,7 +290,7 @@ def test_a_connection_error_is_retried(other_app, clock):
     nobody = f"http://127.0.0.1:{free_port()}/ping?sitemap={{sitemap}}"
     admin, worker = other_app(**{"sitemap_server.ping.targets": nobody})
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     [first] = [a for a in worker.run_once() if a["channel"] == "ping"]
     assert first["outcome"] == "retry"
@@ -308,7 +310,7 @@ def test_a_connection_error_is_retried(other_app, clock):
 def test_a_404_is_given_up_at_once_with_one_log_line(admin, worker, search_engine, clock, caplog):
     search_engine.answer("/ping", 404)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     with caplog.at_level(logging.INFO, logger=WORKER_LOG):
         attempts = worker.run_once()
@@ -330,7 +332,7 @@ def test_5xx_is_given_up_after_max_attempts(other_app, search_engine, clock, cap
     admin, worker = other_app(**{"sitemap_server.notify.max_attempts": "2"})
     search_engine.answer("/ping", 503)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     assert outcomes(worker.run_once())["ping"] == ["retry"]
     clock.advance(seconds=RETRY + 1)
@@ -352,7 +354,7 @@ def test_5xx_is_given_up_after_max_attempts(other_app, search_engine, clock, cap
 def test_indexnow_gets_every_changed_url(admin, worker, search_engine, clock):
     """Created, updated, deleted and unlisted URLs; not one that did not change."""
     posts = {slug: create_post(admin, title=slug, slug=slug) for slug in "abcd"}
-    burst_over(clock)
+    burst_over(clock, worker)
     worker.run_once()
     search_engine.requests.clear()
 
@@ -360,7 +362,7 @@ def test_indexnow_gets_every_changed_url(admin, worker, search_engine, clock):
     admin.patch_json(f"/api/posts/{posts['a']['id']}", {"modified_at": FEB})  # updated
     admin.delete(f"/api/posts/{posts['b']['id']}", status=204)  # deleted
     admin.patch_json(f"/api/posts/{posts['c']['id']}", {"robots": "noindex"})  # unlisted
-    burst_over(clock)
+    burst_over(clock, worker)
     assert outcomes(worker.run_once()) == {"ping": ["sent"], "indexnow": ["sent"]}
 
     [submission] = search_engine.received("/indexnow", "POST")
@@ -380,7 +382,7 @@ def test_indexnow_batches_cover_every_url_once(other_app, search_engine, clock):
     admin, worker = other_app(**{"sitemap_server.indexnow.batch_size": "2"})
     for n in range(4):  # with the home page: 5 changed URLs
         create_post(admin, title=f"Post {n}", slug=f"post-{n}")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     attempts = worker.run_once()
     batches = submitted_urls(search_engine)
@@ -395,12 +397,12 @@ def test_indexnow_batches_cover_every_url_once(other_app, search_engine, clock):
 
 def test_a_renamed_post_submits_its_old_url_too(admin, worker, search_engine, clock):
     post = create_post(admin, title="Hello", slug="old")
-    burst_over(clock)
+    burst_over(clock, worker)
     worker.run_once()
     search_engine.requests.clear()
 
     admin.patch_json(f"/api/posts/{post['id']}", {"slug": "new"})
-    burst_over(clock)
+    burst_over(clock, worker)
     assert outcomes(worker.run_once())["indexnow"] == ["sent"]
     [urls] = submitted_urls(search_engine)
     assert post_url("new") in urls
@@ -413,7 +415,7 @@ def test_an_indexnow_refusal_is_given_up_with_its_reason(
 ):
     search_engine.answer("/indexnow", refusal)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     with caplog.at_level(logging.INFO, logger=WORKER_LOG):
         attempts = worker.run_once()
@@ -435,7 +437,7 @@ def test_an_indexnow_refusal_is_given_up_with_its_reason(
 def test_indexnow_429_and_5xx_are_retried(admin, worker, search_engine, clock, answer):
     search_engine.answer("/indexnow", answer, 200)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
 
     assert outcomes(worker.run_once())["indexnow"] == ["retry"]
     clock.advance(seconds=RETRY + 1)
@@ -494,13 +496,14 @@ def test_a_rejected_request_records_and_sends_nothing(admin, worker, search_engi
     assert_problem(response, 400, "slug")
     assert status(admin)["pending"]["changes"] == 0
 
-    burst_over(clock)
+    burst_over(clock, worker)
     assert worker.run_once() == []
     assert search_engine.requests == []
 
 
 class RefuseAfterTheOutbox:
-    """A plugin whose ``sitemap_changed`` runs after the outbox's, and fails the write."""
+    """A plugin whose ``sitemap_changed`` runs after the outbox's, and fails the pass of
+    the maintainer that applies the change."""
 
     def __init__(self):
         self.rows_seen = []
@@ -511,24 +514,24 @@ class RefuseAfterTheOutbox:
         raise RuntimeError("refused after the outbox was written")
 
 
-def test_a_write_undone_after_its_outbox_row_sends_nothing(
+def test_a_failed_maintainer_pass_keeps_the_change_and_sends_nothing(
     notify_app, admin, worker, search_engine, clock
 ):
     plugins = notify_app.registry.settings[PLUGIN_MANAGER]
+    create_post(admin, title="Hello", slug="hello")
     refuser = RefuseAfterTheOutbox()
     plugins.register(refuser)
     try:
-        admin.post_json(
-            "/api/posts", {"type": "post", "status": "publish", "title": "Hello"}, status=500
-        )
+        with pytest.raises(RuntimeError, match="refused after the outbox"):
+            worker.maintain()
     finally:
         plugins.unregister(refuser)
     assert refuser.rows_seen[0] >= 1  # the change was in the outbox, in the transaction...
     assert status(admin)["pending"]["changes"] == 0  # ...that was rolled back
-
-    burst_over(clock)
-    assert worker.run_once() == []
-    assert search_engine.requests == []
+    burst_over(clock, worker)  # the next pass applies the change, which was kept
+    assert outcomes(worker.run_once()) == {"ping": ["sent"], "indexnow": ["sent"]}
+    [urls] = submitted_urls(search_engine)
+    assert post_url("hello") in urls
 
 
 def test_a_draft_created_and_edited_sends_nothing(admin, worker, search_engine, clock):
@@ -536,7 +539,7 @@ def test_a_draft_created_and_edited_sends_nothing(admin, worker, search_engine, 
     admin.patch_json(f"/api/posts/{draft['id']}", {"title": "Still a draft", "modified_at": FEB})
     assert status(admin)["pending"]["changes"] == 0
 
-    burst_over(clock)
+    burst_over(clock, worker)
     assert worker.run_once() == []
     assert search_engine.requests == []
 
@@ -562,7 +565,7 @@ def test_a_private_site_records_and_sends_nothing(admin, worker, search_engine, 
     assert status(admin)["site_private"] is True
     assert status(admin)["pending"]["changes"] == 0
 
-    burst_over(clock)
+    burst_over(clock, worker)
     assert worker.run_once() == []
     assert search_engine.requests == []
 
@@ -573,7 +576,7 @@ def test_changes_waiting_when_the_site_goes_private_are_not_sent(
     create_post(admin, title="Hello", slug="hello")
     admin.patch_json("/api/settings", {"private": True})
 
-    burst_over(clock)
+    burst_over(clock, worker)
     assert worker.run_once() == []
     assert search_engine.requests == []
     assert status(admin)["pending"]["changes"] == 0
@@ -584,7 +587,7 @@ def test_a_pending_notification_is_cancelled_when_the_site_goes_private(
 ):
     search_engine.answer("/ping", 503, 200)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
     assert outcomes(worker.run_once())["ping"] == ["retry"]
 
     admin.patch_json("/api/settings", {"private": True})
@@ -600,10 +603,12 @@ def test_a_pending_notification_is_cancelled_when_the_site_goes_private(
 
 def test_a_site_made_public_again_pings_its_index(admin, worker, search_engine, clock):
     admin.patch_json("/api/settings", {"private": True})
+    worker.maintain()  # as a running worker does after each write
     create_post(admin, title="Hello", slug="hello")
+    worker.maintain()
     admin.patch_json("/api/settings", {"private": False})
 
-    burst_over(clock)
+    burst_over(clock, worker)
     assert outcomes(worker.run_once()) == {"ping": ["sent"]}
     [ping] = search_engine.received("/ping")
     assert ping["query"] == {"sitemap": f"{SITE_URL}/sitemap_index.xml"}
@@ -613,7 +618,7 @@ def test_a_site_made_public_again_pings_its_index(admin, worker, search_engine, 
 def test_a_new_site_url_pings_the_new_index(admin, worker, search_engine, clock):
     admin.patch_json("/api/settings", {"site_url": "https://www.example.com"})
 
-    burst_over(clock)
+    burst_over(clock, worker)
     assert outcomes(worker.run_once()) == {"ping": ["sent"]}
     [ping] = search_engine.received("/ping")
     assert ping["query"] == {"sitemap": "https://www.example.com/sitemap_index.xml"}
@@ -642,13 +647,13 @@ def test_no_key_no_key_file(testapp):
 def test_a_scheduled_post_is_announced_when_its_time_comes(admin, worker, search_engine, clock):
     publish_at = clock.now() + timedelta(hours=1)
     create_post(admin, title="Later", slug="later", published_at=publish_at.isoformat())
-    burst_over(clock)
+    burst_over(clock, worker)
     assert worker.run_once() == []  # not live yet: nothing changed for crawlers
     assert search_engine.requests == []
 
     clock.advance(hours=1)
     worker.run_once()  # it goes live: its change starts a burst
-    burst_over(clock)
+    burst_over(clock, worker)
     assert outcomes(worker.run_once()) == {"ping": ["sent"], "indexnow": ["sent"]}
     [urls] = submitted_urls(search_engine)
     month = publish_at.strftime("%Y/%m")
@@ -667,6 +672,7 @@ def test_notifications_need_a_token(notify_app, clean_database):
 def test_notifications_show_targets_pending_and_attempts(admin, worker, search_engine, clock):
     search_engine.answer("/ping", 503)
     create_post(admin, title="Hello", slug="hello")
+    worker.maintain()
     waiting = status(admin)
     assert waiting["site_private"] is False
     assert waiting["targets"] == {
@@ -681,7 +687,7 @@ def test_notifications_show_targets_pending_and_attempts(admin, worker, search_e
     assert waiting["pending"]["notifications"] == 0
     assert (waiting["notifications"], waiting["attempts"]) == ([], [])
 
-    burst_over(clock)
+    burst_over(clock, worker)
     made = worker.run_once()
     shown = status(admin)
     assert shown["pending"]["changes"] == 0
@@ -724,7 +730,7 @@ def test_flush_sends_now_without_waiting_for_the_burst_to_end(admin, search_engi
 def test_flush_retries_a_waiting_notification_now(admin, worker, search_engine, clock):
     search_engine.answer("/ping", 503, 200)
     create_post(admin, title="Hello", slug="hello")
-    burst_over(clock)
+    burst_over(clock, worker)
     assert outcomes(worker.run_once())["ping"] == ["retry"]
 
     flushed = admin.post("/api/notifications/flush").json  # the clock has not moved
@@ -779,8 +785,9 @@ def cli(notify_ini, capsys, monkeypatch):
         engine.dispose()
 
 
-def test_the_command_shows_targets_and_what_is_waiting(cli, admin, search_engine):
+def test_the_command_shows_targets_and_what_is_waiting(cli, admin, worker, search_engine):
     create_post(admin, title="Hello", slug="hello")
+    worker.maintain()
     out = cli("notifications")
     assert f"ping {search_engine.url}/ping?sitemap={INDEX}" in out
     assert f"IndexNow {search_engine.url}/indexnow (key at {SITE_URL}/{KEY}.txt)" in out
@@ -788,12 +795,12 @@ def test_the_command_shows_targets_and_what_is_waiting(cli, admin, search_engine
     assert int(changes) >= 1  # the post, and the pages that list it
 
 
-def test_the_worker_command_sends_once_the_burst_is_over(cli, admin, search_engine, clock):
+def test_the_worker_command_sends_once_the_burst_is_over(cli, admin, worker, search_engine, clock):
     create_post(admin, title="Hello", slug="hello")
     assert cli("worker", "--once") == "nothing to send\n"
     assert search_engine.requests == []
 
-    burst_over(clock)
+    burst_over(clock, worker)
     out = cli("worker", "--once")
     assert f"sent\tping {search_engine.url}/ping?sitemap={INDEX}\tHTTP 200" in out
     assert f"sent\tindexnow {search_engine.url}/indexnow\tHTTP 200" in out

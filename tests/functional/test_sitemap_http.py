@@ -10,6 +10,7 @@ called directly with a ``webob`` request.
 from __future__ import annotations
 
 import gzip
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
@@ -718,14 +719,21 @@ def test_two_server_processes_agree_after_a_write_through_either(two_servers, ap
         assert response.status_code in (200, 201), response.text
         return dict(response.json())
 
+    def settled() -> None:
+        """No worker runs beside these servers: the first request after a change has
+        waited ``max_staleness`` (1 s by default) applies it, whichever process gets it."""
+        time.sleep(1.2)
+
     write(first, "PATCH", "/api/settings", {"entries_per_page": PER_PAGE})
     posts = [
         write(first, "POST", "/api/posts", {"type": "post", "title": f"P{n}", "status": "publish"})
         for n in range(5)
     ]
+    settled()
     assert served(first) == served(second)
 
     write(second, "PATCH", f"/api/posts/{posts[0]['id']}", {"status": "draft"})
+    settled()
     after_second = served(first)
     assert after_second == served(second)
     # Two post pages (the servers load the installed plugins: a news sitemap may be there).
@@ -733,6 +741,7 @@ def test_two_server_processes_agree_after_a_write_through_either(two_servers, ap
 
     write(first, "POST", "/api/posts", {"type": "post", "title": "P6", "status": "publish"})
     write(first, "POST", "/api/posts", {"type": "post", "title": "P7", "status": "publish"})
+    settled()
     after_first = served(second)
     assert after_first == served(first)
     assert after_first != after_second

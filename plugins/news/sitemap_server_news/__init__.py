@@ -16,7 +16,6 @@ from pyramid.config import Configurator
 from sqlalchemy.orm import Session
 
 from sitemap_server import hookimpl
-from sitemap_server.sitemaps.changes import ContentChanges
 from sitemap_server.sitemaps.providers import Provider
 
 from . import models  # noqa: F401  (the tables join the core's metadata)
@@ -33,18 +32,6 @@ def sitemap_providers(session: Session) -> list[Provider]:
 @hookimpl
 def sitemap_configure(config: Configurator) -> None:
     config.include("sitemap_server_news.api")
-
-
-@hookimpl(trylast=True)
-def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
-    """A site-wide change (title, language) moves no entry, so the core refreshes no
-    provider; but news:name and news:language come from those settings: rebuild the news."""
-    if changes.site and not (
-        changes.everything or changes.posts or changes.authors or changes.terms
-    ):
-        from .services import refresh_news
-
-        refresh_news(session)
 
 
 @hookimpl

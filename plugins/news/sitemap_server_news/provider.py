@@ -64,10 +64,10 @@ class NewsProvider(Provider):
 
         While there is news, its stored keys: the engine then compares the fresh entries
         with those and makes a new version only if what a crawler sees has changed."""
-        if not (changes.posts or changes.terms):
+        if not (changes.posts or changes.terms or changes.site):
             return set()
         stored = stored_keys(ctx)
-        if changes.terms:
+        if changes.terms or changes.site:  # a term, or the names and languages changed
             return stored or None
         listed_posts = {key % KEY_IDS for key in stored}
         if changes.posts & listed_posts:

@@ -7,13 +7,11 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from sitemap_server.models import Post, PostType, Term
-from sitemap_server.plugins import for_session
 from sitemap_server.services.common import changed, flush
 from sitemap_server.services.errors import Invalid, NotFound
-from sitemap_server.sitemaps import maintenance
 
 from .models import NewsPost, NewsSettings, NewsTerm
-from .provider import NAME, news_language, news_settings, stored_keys
+from .provider import news_language, news_settings
 
 
 def get_settings(session: Session) -> NewsSettings:
@@ -22,6 +20,7 @@ def get_settings(session: Session) -> NewsSettings:
 
 def update_settings(session: Session, data: dict[str, Any]) -> NewsSettings:
     settings = news_settings(session)
+    before = (list(settings.post_types or []), settings.publication_name, settings.language)
     if "post_types" in data:
         for name in data["post_types"]:
             if session.get(PostType, name) is None:
@@ -32,7 +31,10 @@ def update_settings(session: Session, data: dict[str, Any]) -> NewsSettings:
     if "language" in data:
         settings.language = _language(data["language"], "language")
     flush(session, "news settings")
-    refresh_news(session)
+    if (list(settings.post_types or []), settings.publication_name, settings.language) != before:
+        # Which posts are news, news:name and news:language: a site-wide change, which
+        # the news provider answers by recomputing its entries.
+        changed(session, site=True)
     return settings
 
 
@@ -85,17 +87,5 @@ def update_term_news(session: Session, term_id: int, data: dict[str, Any]) -> Ne
     if "exclude" in data:
         news.exclude = data["exclude"]
     flush(session, "term news fields")
-    refresh_news(session)
+    changed(session, terms={term.id})
     return news
-
-
-def refresh_news(session: Session) -> None:
-    """Rebuild the news sitemap alone (its settings changed; nothing else did)."""
-    plugins = for_session(session)
-    providers = maintenance.all_providers(session, plugins)
-    provider = next((p for p in providers if p.name == NAME), None)
-    if provider is None:
-        return
-    ctx = maintenance.build_context(session, plugins, providers)
-    # Against the stored entries: a new version only if the news really changed.
-    maintenance.update_provider(ctx, provider, stored_keys(ctx) or None)

@@ -1,0 +1,325 @@
+"""Write-path benchmark: PATCH latency, and sustained writes while crawlers read.
+
+    .venv/bin/python bench/write_bench.py --posts 100000                       # SQLite
+    scripts/with-postgres .venv/bin/python bench/write_bench.py --db postgresql --processes 2
+
+Generates a site with bulk SQL (``sitemap_bench.generate``), builds its sitemaps, then
+starts ``--processes`` pserve processes (waitress, 4 threads each) and one
+``sitemap-server worker`` (the maintainer) on 127.0.0.1 and measures:
+
+1. "sequential": ``--patches`` PATCHes of random posts one after the other over one
+   keep-alive connection: p50/p95 (the write path alone);
+2. "reads alone": wrk (4 connections per server process) on a cached post sitemap page;
+3. "reads + writes": the same wrk run while PATCHes arrive open-loop at ``--rate`` per
+   second (spread over the server processes; latency counted from the moment each was
+   due, so a backlog shows), with a sampler reading the age of the oldest change waiting
+   in the change log every 20 ms: how long a committed write waits to be served.
+
+Responses of 500 or more are counted on both sides. Prints one block per run; run it
+twice (or more, ``--runs``) and quote medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+from common import drop_all_tables
+from sitemap_bench import BIN, free_port, generate
+from sqlalchemy import create_engine, text
+
+LOGGING = (
+    "[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
+    "[logger_root]\nlevel = WARN\nhandlers = console\n[handler_console]\n"
+    "class = StreamHandler\nargs = (sys.stderr,)\nlevel = NOTSET\nformatter = generic\n"
+    "[formatter_generic]\nformat = %%(levelname)s %%(message)s\n"
+)
+
+
+def write_ini(directory: Path, url: str, port: int) -> Path:
+    ini = directory / f"bench-{port}.ini"
+    ini.write_text(
+        "[app:main]\nuse = egg:sitemap-server\n"
+        f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
+        "sitemap_server.load_entrypoints = false\n"
+        f"[server:main]\nuse = egg:waitress#main\nlisten = 127.0.0.1:{port}\nthreads = 4\n"
+        + LOGGING
+    )
+    return ini
+
+
+def command(ini: Path, *args: str) -> str:
+    done = subprocess.run(
+        [BIN / "sitemap-server", "--config", ini, *args], check=True, capture_output=True
+    )
+    return done.stdout.decode()
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else float("nan")
+
+
+def wait_until_up(base: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"{base}/robots.txt", timeout=1).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{base} did not start")
+
+
+def wrk(base: str, path: str, seconds: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ["wrk", "-t1", "-c4", f"-d{seconds}s", "--latency", f"{base}{path}"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wrk_result(process: subprocess.Popen[str]) -> dict[str, float]:
+    out, _ = process.communicate()
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+    errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return {
+        "rate": rate,
+        "p99_ms": float(p99.group(1)) * scale[p99.group(2)] if p99 else float("nan"),
+        "errors": float(errors.group(1)) if errors else 0.0,
+    }
+
+
+def reads(bases: list[str], path: str, seconds: int) -> dict[str, float]:
+    runs = [wrk(base, path, seconds) for base in bases]
+    results = [wrk_result(r) for r in runs]
+    return {
+        "rate": sum(r["rate"] for r in results),
+        "p99_ms": max(r["p99_ms"] for r in results),
+        "errors": sum(r["errors"] for r in results),
+    }
+
+
+class Writers:
+    """PATCHes of random posts, open-loop at ``rate`` per second, over ``bases``."""
+
+    def __init__(self, bases: list[str], token: str, posts: list[int], rate: float) -> None:
+        self.bases, self.posts, self.rate = bases, posts, rate
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.jobs: queue.Queue[tuple[float, int] | None] = queue.Queue()
+        self.latencies: list[float] = []
+        self.statuses: list[int] = []
+        self.lock = threading.Lock()
+
+    def _work(self, number: int) -> None:
+        session = requests.Session()
+        base = self.bases[number % len(self.bases)]
+        while (job := self.jobs.get()) is not None:
+            due, post = job
+            try:
+                status = session.patch(
+                    f"{base}/api/posts/{post}",
+                    json={"title": f"Edited {post} at {due:.3f}"},
+                    headers=self.headers,
+                    timeout=60,
+                ).status_code
+            except requests.RequestException:
+                status = 599
+            with self.lock:
+                self.latencies.append(time.monotonic() - due)
+                self.statuses.append(status)
+
+    def run(self, seconds: float) -> None:
+        threads = [threading.Thread(target=self._work, args=(n,)) for n in range(32)]
+        for thread in threads:
+            thread.start()
+        rng = random.Random(3)
+        start = time.monotonic()
+        for n in range(int(seconds * self.rate)):
+            due = start + n / self.rate
+            time.sleep(max(0.0, due - time.monotonic()))
+            self.jobs.put((due, rng.choice(self.posts)))
+        for _ in threads:
+            self.jobs.put(None)
+        for thread in threads:
+            thread.join()
+
+
+class Staleness:
+    """The age of the oldest change waiting in the change log, sampled every 20 ms."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = create_engine(url)
+        self.ages: list[float] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample)
+
+    def _sample(self) -> None:
+        oldest = text("SELECT recorded_at FROM sitemap_changes ORDER BY id LIMIT 1")
+        with self.engine.connect() as conn:
+            while not self.stop.is_set():
+                try:
+                    found = conn.execute(oldest).scalar()
+                except Exception:  # a version without a change log: writes apply inline
+                    return
+                finally:
+                    conn.rollback()
+                if found is None:
+                    self.ages.append(0.0)
+                else:
+                    if isinstance(found, str):  # SQLite stores text
+                        found = datetime.fromisoformat(found)
+                    if found.tzinfo is None:
+                        found = found.replace(tzinfo=UTC)
+                    self.ages.append((datetime.now(UTC) - found).total_seconds())
+                time.sleep(0.02)
+
+    def __enter__(self) -> Staleness:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.engine.dispose()
+
+
+def sequential(base: str, token: str, posts: list[int], count: int) -> list[float]:
+    session = requests.Session()
+    headers = {"Authorization": f"Bearer {token}"}
+    rng = random.Random(5)
+    times = []
+    for n in range(count):
+        post = rng.choice(posts)
+        started = time.perf_counter()
+        response = session.patch(
+            f"{base}/api/posts/{post}", json={"title": f"Sequential {n}"}, headers=headers
+        )
+        times.append(time.perf_counter() - started)
+        assert response.status_code == 200, response.text
+    return times
+
+
+def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> None:
+    ports = [free_port() for _ in range(args.processes)]
+    inis = [write_ini(directory, url, port) for port in ports]
+    bases = [f"http://127.0.0.1:{port}" for port in ports]
+    token = command(inis[0], "token", "create", f"bench-{number}").strip()
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        posts = list(conn.scalars(text("SELECT id FROM posts WHERE status = 'publish'")))
+    engine.dispose()
+    page = "/post-sitemap.xml"
+    with ExitStack() as stack:
+        for ini in inis:
+            server = subprocess.Popen(
+                [BIN / "pserve", ini], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+            )
+            stack.callback(server.wait)
+            stack.callback(server.terminate)
+        worker = subprocess.Popen(
+            [BIN / "sitemap-server", "--config", inis[0], "worker"],
+            stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+        stack.callback(worker.wait)
+        stack.callback(worker.terminate)
+        for base in bases:
+            wait_until_up(base)
+            requests.get(f"{base}{page}")  # rendered once: the reads below are cached
+
+        times = sequential(bases[0], token, posts, args.patches)
+        print(
+            f"run {number} sequential PATCH ({args.patches}): "
+            f"p50 {statistics.median(times) * 1000:.1f} ms, "
+            f"p95 {percentile(times, 0.95) * 1000:.1f} ms"
+        )
+        time.sleep(1)
+        alone = reads(bases, page, args.seconds)
+        print(
+            f"run {number} reads alone: {alone['rate']:.0f} req/s, p99 {alone['p99_ms']:.1f} ms, "
+            f"{alone['errors']:.0f} non-2xx/3xx"
+        )
+        writers = Writers(bases, token, posts, args.rate)
+        with Staleness(url) as staleness:
+            wrk_processes = [wrk(base, page, args.seconds) for base in bases]
+            writers.run(args.seconds)
+            results = [wrk_result(p) for p in wrk_processes]
+            time.sleep(1)
+        loaded = {
+            "rate": sum(r["rate"] for r in results),
+            "p99_ms": max(r["p99_ms"] for r in results),
+            "errors": sum(r["errors"] for r in results),
+        }
+        lat = writers.latencies
+        server_errors = sum(1 for s in writers.statuses if s >= 500)
+        print(
+            f"run {number} reads + {args.rate:g} writes/s: {loaded['rate']:.0f} req/s "
+            f"({loaded['rate'] / alone['rate']:.0%} of alone), p99 {loaded['p99_ms']:.1f} ms, "
+            f"{loaded['errors']:.0f} non-2xx/3xx"
+        )
+        print(
+            f"run {number} writes: {len(lat)} PATCHes, {len(lat) / args.seconds:.0f}/s, "
+            f"p50 {statistics.median(lat) * 1000:.1f} ms, "
+            f"p99 {percentile(lat, 0.99) * 1000:.1f} ms, "
+            f"{server_errors} answered >= 500"
+        )
+        ages = staleness.ages or [0.0]
+        print(
+            f"run {number} oldest waiting change ({len(ages)} samples): "
+            f"p50 {statistics.median(ages) * 1000:.0f} ms, "
+            f"p99 {percentile(ages, 0.99) * 1000:.0f} ms, "
+            f"max {max(ages) * 1000:.0f} ms"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--posts", type=int, default=100_000)
+    parser.add_argument("--per-page", type=int, default=1000)
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--rate", type=float, default=50)
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--patches", type=int, default=300)
+    parser.add_argument("--runs", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        if args.db == "postgresql":
+            url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
+        else:
+            url = f"sqlite:///{directory / 'bench.sqlite'}"
+        drop_all_tables(url)
+        ini = write_ini(directory, url, free_port())
+        command(ini, "migrate")
+        started = time.perf_counter()
+        generate(url, args.posts, args.per_page)
+        command(ini, "rebuild-sitemaps")
+        print(
+            f"{args.db}: {args.posts} posts generated and built in "
+            f"{time.perf_counter() - started:.0f} s; {args.processes} server process(es)"
+        )
+        for number in range(1, args.runs + 1):
+            run(args, url, directory, number)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""The write path: a write only records what it changed; the maintainer applies it.
+
+What a client sees: a write answers with the number of its change (``Sitemap-Change``),
+``GET /api/sitemaps/status`` says whether it is served, the sitemaps show it once the
+maintainer has applied it (or once it has waited ``max_staleness``), and a maintainer pass
+that fails leaves the change to the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from sitemap_server.hookspecs import hookimpl
+from sitemap_server.models import SitemapChange, SitemapEntry, SitemapVersion
+from sitemap_server.plugins import PLUGIN_MANAGER
+from sitemap_server.sitemaps import maintenance
+from sitemap_server.testing import SITE_URL, apply_changes, client, url_locs
+
+JAN = "2024-01-15T10:00:00+00:00"
+
+
+def create_post(api: Any, **fields: Any) -> Any:
+    body = {"type": "post", "status": "publish", "published_at": JAN, "modified_at": JAN}
+    return api.post_json("/api/posts", {**body, **fields}, status=201)
+
+
+def status(api: Any, **params: Any) -> dict[str, Any]:
+    return dict(api.get("/api/sitemaps/status", params=params, status=200).json)
+
+
+def stored(engine: Any) -> tuple[int, int, int]:
+    """(entries, the post provider's version, change-log rows)."""
+    with engine.connect() as conn:
+        entries = conn.scalar(select(func.count()).select_from(SitemapEntry))
+        version = conn.scalar(
+            select(SitemapVersion.version).where(SitemapVersion.provider == "post")
+        )
+        waiting = conn.scalar(select(func.count()).select_from(SitemapChange))
+    return entries, version or 0, waiting
+
+
+def test_a_write_records_its_change_and_the_status_says_when_it_is_served(
+    api, testapp, clean_database
+):
+    testapp.get("/sitemap_index.xml")  # every sitemap built
+    before = stored(clean_database)
+    response = create_post(api, title="Hello", slug="hello")
+    change = int(response.headers["Sitemap-Change"])
+
+    # The write's transaction touched no sitemap: one row waits in the change log.
+    entries, version, waiting = stored(clean_database)
+    assert (entries, version) == before[:2]
+    assert waiting == before[2] + 1
+    found = status(api, change=change)
+    assert found["applied"] is False
+    assert found["waiting"] == 1
+    assert found["oldest_waiting_seconds"] >= 0
+    assert found["max_staleness_seconds"] == 0
+
+    assert apply_changes(api) == 1
+    assert status(api, change=change) == {
+        "waiting": 0,
+        "oldest_waiting_seconds": None,
+        "max_staleness_seconds": 0,
+        "change": change,
+        "applied": True,
+    }
+    assert f"{SITE_URL}/2024/01/hello/" in url_locs(testapp, "/post-sitemap.xml")
+
+
+def test_a_read_does_not_apply_a_fresh_change_but_one_that_waited_max_staleness(
+    app_with, api_token, clock
+):
+    app = app_with(**{"sitemap_server.max_staleness": "30"})
+    admin = client(app, api_token)
+    reader = client(app)
+    reader.get("/sitemap_index.xml")
+    create_post(admin, title="Hello", slug="hello")
+    url = f"{SITE_URL}/2024/01/hello/"
+
+    assert url not in url_locs(reader, "/post-sitemap.xml")  # 0 s old: may wait
+    clock.advance(seconds=31)
+    assert url in url_locs(reader, "/post-sitemap.xml")  # 31 s old: applied first
+    assert status(admin)["waiting"] == 0
+
+
+def test_writes_that_change_nothing_answer_without_a_change_number(api):
+    post = create_post(api, title="Hello", slug="hello").json
+    assert "Sitemap-Change" not in api.get(f"/api/posts/{post['id']}").headers
+    refused = api.patch_json(f"/api/posts/{post['id']}", {"status": "nonsense"}, status=400)
+    assert "Sitemap-Change" not in refused.headers
+
+
+class FailingListener:
+    """A plugin whose ``sitemap_changed`` fails: the maintainer's pass fails with it."""
+
+    @hookimpl
+    def sitemap_changed(self, session: Any, sitemap: str, urls: Any) -> None:
+        raise RuntimeError("the listener failed")
+
+
+def test_a_failed_pass_keeps_the_change_for_the_next_one(wsgi_app, api, testapp, clean_database):
+    testapp.get("/sitemap_index.xml")
+    change = int(create_post(api, title="Kept", slug="kept").headers["Sitemap-Change"])
+    plugins = wsgi_app.registry.settings[PLUGIN_MANAGER]
+    listener = FailingListener()
+    plugins.register(listener)
+    try:
+        with pytest.raises(RuntimeError, match="the listener failed"):
+            apply_changes(api)
+    finally:
+        plugins.unregister(listener)
+    assert status(api, change=change)["applied"] is False  # rolled back: still waiting
+
+    assert apply_changes(api) == 1
+    assert f"{SITE_URL}/2024/01/kept/" in url_locs(testapp, "/post-sitemap.xml")
+
+
+def test_two_maintainers_at_once_apply_each_change_once(wsgi_app, api, testapp, clean_database):
+    """One holds the maintainer's lock: the other finds it taken (PostgreSQL) or waits for
+    SQLite's write lock and then finds nothing left; no change is applied twice."""
+    testapp.get("/sitemap_index.xml")
+    create_post(api, title="Once", slug="once")
+    sessions = wsgi_app.registry["dbsession_factory"]
+    version_before = stored(clean_database)[1]
+    second: list[int | None] = []
+
+    with sessions.begin() as first:
+        assert maintenance.apply_pending(first) == 1
+
+        def other() -> None:
+            with sessions.begin() as session:
+                second.append(maintenance.apply_pending(session))
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(timeout=0.5 if clean_database.dialect.name == "postgresql" else 0.2)
+    thread.join(timeout=10)
+    assert second in ([None], [0])
+    assert stored(clean_database)[1] == version_before + 1  # one new version, not two
+
+
+def test_a_long_change_log_is_applied_as_one_rebuild(
+    wsgi_app, api, testapp, clean_database, monkeypatch
+):
+    """An import's worth of waiting changes (more than REBUILD_AFTER after a batch): the
+    maintainer rebuilds every sitemap at once instead of batch by batch."""
+    testapp.get("/sitemap_index.xml")
+    post = {"type": "post", "status": "publish", "published_at": JAN}
+    lines = "".join(json.dumps({"post": {**post, "title": f"P{n}"}}) + "\n" for n in range(12))
+    api.post("/api/import", lines, headers={"Content-Type": "application/x-ndjson"}, status=200)
+    monkeypatch.setattr(maintenance, "REBUILD_AFTER", 5)
+    with wsgi_app.registry["dbsession_factory"].begin() as session:
+        assert maintenance.apply_pending(session, limit=3) == 12  # 3, then the other 9
+    assert stored(clean_database)[2] == 0
+    listed = url_locs(testapp, "/post-sitemap.xml")
+    assert {f"{SITE_URL}/2024/01/p{n}/" for n in range(12)} <= set(listed)
