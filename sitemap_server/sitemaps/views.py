@@ -69,11 +69,22 @@ class Rendered:
 class RenderCache:
     """Rendered documents by (path, versions): bounded, least recently used out first."""
 
+    # Documents rendered at once by one process, at most; a document renders once at a
+    # time (see ``rendering``).
+    STRIPES = 64
+
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.size = 0
         self.items: OrderedDict[tuple[Any, ...], Rendered] = OrderedDict()
         self.lock = Lock()
+        self.stripes = [Lock() for _ in range(self.STRIPES)]
+
+    def rendering(self, what: tuple[Any, ...]) -> Lock:
+        """Held while ``what`` is rendered: the requests that find the same document
+        missing after a change wait for one rendering instead of each making their own
+        (after a write, every crawler connection would otherwise render it at once)."""
+        return self.stripes[hash(what) % self.STRIPES]
 
     def get(self, key: tuple[Any, ...]) -> Rendered | None:
         with self.lock:
@@ -147,23 +158,15 @@ def sitemap_response(
         return response
     key = (*what, state.site.site_url, versions)
     rendered = cache.get(key)
+    plain = None
     if rendered is None:
-        with reader.snapshot() as conn:
-            # Read again inside the snapshot: the key must name what is rendered.
-            state = reader.state(conn)
-            text = render(conn, state)
-        if text is None:
-            return not_found(request, request.path)
-        versions = state.version_of(*names)
-        etag = document_etag(what, versions)
-        plain = text.encode("utf-8")
-        del text
-        gzipped = gzip.compress(plain, 6, mtime=0)
-        kept = plain if len(plain) <= KEEP_PLAIN_BYTES else None
-        rendered = Rendered(kept, gzipped, etag, state.changed_at(*names))
-        cache.put((*what, state.site.site_url, versions), rendered)
-    else:
-        plain = None
+        with cache.rendering(what):
+            rendered = cache.get(key)  # made while this request waited
+            if rendered is None:
+                found = _render(reader, cache, what, names, render)
+                if found is None:
+                    return not_found(request, request.path)
+                rendered, plain = found
     response = Response(content_type=XML_CONTENT_TYPE, charset="UTF-8")
     sitemap_headers(request, response, rendered.etag, wants_gzip)
     response.last_modified = rendered.last_modified
@@ -173,6 +176,31 @@ def sitemap_response(
     else:
         response.body = plain if plain is not None else rendered.plain()
     return response
+
+
+def _render(
+    reader: Reader, cache: RenderCache, what: tuple[Any, ...], names: list[str], render: Render
+) -> tuple[Rendered, bytes | None] | None:
+    """``what`` as of a snapshot (from the cache when that version was rendered already),
+    stored in the cache; None when it does not exist."""
+    with reader.snapshot() as conn:
+        # Read again inside the snapshot: the key must name what is rendered.
+        state = reader.state(conn)
+        versions = state.version_of(*names)
+        key = (*what, state.site.site_url, versions)
+        cached = cache.get(key)
+        if cached is not None:
+            return cached, None
+        text = render(conn, state)
+    if text is None:
+        return None
+    plain = text.encode("utf-8")
+    del text
+    gzipped = gzip.compress(plain, 6, mtime=0)
+    kept = plain if len(plain) <= KEEP_PLAIN_BYTES else None
+    rendered = Rendered(kept, gzipped, document_etag(what, versions), state.changed_at(*names))
+    cache.put(key, rendered)
+    return rendered, plain
 
 
 def is_not_modified(request: Request, etag: str, last_modified: datetime | None) -> bool:

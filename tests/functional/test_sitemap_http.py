@@ -10,6 +10,7 @@ called directly with a ``webob`` request.
 from __future__ import annotations
 
 import gzip
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -30,6 +31,7 @@ from sitemap_server.services.tokens import create_token
 from sitemap_server.sitemaps import views
 from sitemap_server.testing import (
     assert_not_found,
+    forget_rendered,
     parse_sitemap,
     reset_database,
     serve_production,
@@ -576,6 +578,36 @@ def test_a_large_document_is_cached_gzipped_and_served_plain_all_the_same(
     assert gzip.decompress(zipped.body) == first.body
     assert again.headers["ETag"] == first.headers["ETag"]
     assert len(again.body) == int(again.headers["Content-Length"])
+
+
+def test_requests_that_miss_the_cache_at_once_wait_for_one_rendering(
+    books, wsgi_app, testapp, monkeypatch
+):
+    """After a change every crawler connection finds the page missing; one renders it and
+    the others are answered with its bytes."""
+    testapp.get("/post-sitemap.xml")  # every change applied: the next ones miss together
+    renderings = []
+    real = views._render
+
+    def slow_render(*args: Any) -> Any:
+        renderings.append(args[2])
+        time.sleep(0.3)  # long enough for the other requests to arrive meanwhile
+        return real(*args)
+
+    monkeypatch.setattr(views, "_render", slow_render)
+    forget_rendered(wsgi_app)
+    bodies: list[bytes] = []
+
+    def fetch() -> None:
+        bodies.append(TestApp(wsgi_app).get("/post-sitemap.xml").body)
+
+    threads = [threading.Thread(target=fetch) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert renderings == [("post", 1)]
+    assert len(bodies) == 4 and len(set(bodies)) == 1
 
 
 @pytest.mark.parametrize("accepted", [None, "identity", "gzip;q=0", "deflate", "br"])
