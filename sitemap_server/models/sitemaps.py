@@ -76,6 +76,9 @@ class SitemapChange(Base):
     """One thing a write changed, waiting to be applied to the sitemaps."""
 
     __tablename__ = "sitemap_changes"
+    # Numbers never go back, even when the log has been emptied (SQLite would otherwise
+    # start again from the largest id left): a client's Sitemap-Change keeps its meaning.
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -160,3 +160,12 @@ def test_a_long_change_log_is_applied_as_one_rebuild(
     assert stored(clean_database)[2] == 0
     listed = url_locs(testapp, "/post-sitemap.xml")
     assert {f"{SITE_URL}/2024/01/p{n}/" for n in range(12)} <= set(listed)
+
+
+def test_change_numbers_only_grow_even_after_the_log_was_emptied(api):
+    first = int(create_post(api, title="One", slug="one").headers["Sitemap-Change"])
+    apply_changes(api)  # the log is empty again
+    second = int(create_post(api, title="Two", slug="two").headers["Sitemap-Change"])
+    assert second > first
+    assert status(api, change=first)["applied"] is True
+    assert status(api, change=second)["applied"] is False

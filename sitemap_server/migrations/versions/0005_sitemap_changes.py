@@ -26,6 +26,7 @@ def upgrade() -> None:
     sa.Column('kind', sa.String(length=16), nullable=False),
     sa.Column('object_id', sa.BigInteger(), nullable=True),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_sitemap_changes')),
+    sqlite_autoincrement=True,
     )
 
 
