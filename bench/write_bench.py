@@ -50,12 +50,13 @@ LOGGING = (
 )
 
 
-def write_ini(directory: Path, url: str, port: int) -> Path:
+def write_ini(directory: Path, url: str, port: int, apply_poll: float = 0.1) -> Path:
     ini = directory / f"bench-{port}.ini"
     ini.write_text(
         "[app:main]\nuse = egg:sitemap-server\n"
         f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
         "sitemap_server.load_entrypoints = false\n"
+        f"sitemap_server.maintainer.poll_seconds = {apply_poll}\n"
         f"[server:main]\nuse = egg:waitress#main\nlisten = 127.0.0.1:{port}\nthreads = 4\n"
         + LOGGING
     )
@@ -219,7 +220,7 @@ def sequential(base: str, token: str, posts: list[int], count: int) -> list[floa
 
 def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> None:
     ports = [free_port() for _ in range(args.processes)]
-    inis = [write_ini(directory, url, port) for port in ports]
+    inis = [write_ini(directory, url, port, args.apply_poll) for port in ports]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     token = command(inis[0], "token", "create", f"bench-{number}").strip()
     engine = create_engine(url)
@@ -300,6 +301,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--patches", type=int, default=300)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument(
+        "--apply-poll", type=float, default=0.1, help="the worker's maintainer.poll_seconds"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)

@@ -147,7 +147,7 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
     whatever the plugin writes is committed or rolled back with the change itself. The core
     uses it to record the change in the change log (``sitemap_changes``); the maintainer
     applies the log to the sitemaps after commit, in transactions of its own (within about
-    0.1 s with a worker running). Keep it cheap: it runs in every write.
+    half a second with a worker running). Keep it cheap: it runs in every write.
 
     :param session: the writing session.
     :param changes: what changed (post, author, term ids; types; settings).

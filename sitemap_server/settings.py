@@ -52,6 +52,11 @@ def _positive_float(value: str) -> float:
     return number
 
 
+def _auto_or_positive_float(value: str) -> float | None:
+    """None for ``auto`` (the code that reads it picks), else a positive number."""
+    return None if value.strip().lower() == "auto" else _positive_float(value)
+
+
 def _seconds(value: str) -> float:
     number = float(value)
     if not number >= 0:
@@ -174,15 +179,17 @@ SETTINGS: tuple[Setting, ...] = (
         "1",
         _seconds,
         doc="Seconds a recorded change may wait for the maintainer (the worker applies it "
-        "within about 0.1 s). A sitemap request that finds one waiting longer applies the "
-        "log before it answers, so a site without a worker still converges; 0: every "
-        "request does (each answer is exact, reads wait for the writes before them).",
+        "within maintainer.poll_seconds). A sitemap request that finds one waiting longer "
+        "applies the log before it answers, so a site without a worker still converges; 0: "
+        "every request does (each answer is exact, reads wait for the writes before them).",
     ),
     Setting(
         "sitemap_server.maintainer.poll_seconds",
-        "0.1",
-        _positive_float,
-        doc="How often the worker looks for recorded changes to apply to the sitemaps.",
+        "auto",
+        _auto_or_positive_float,
+        doc="How often the worker looks for recorded changes to apply to the sitemaps. "
+        "auto: 0.1 on PostgreSQL; 0.5 on SQLite, where each pass holds the one write lock "
+        "and writers waiting for it oversleep (fewer, larger passes keep PATCH p95 low).",
     ),
     Setting(
         "sitemap_server.disabled_plugins",

@@ -169,3 +169,20 @@ def test_change_numbers_only_grow_even_after_the_log_was_emptied(api):
     assert second > first
     assert status(api, change=first)["applied"] is True
     assert status(api, change=second)["applied"] is False
+
+
+def test_the_worker_applies_the_log_more_rarely_on_sqlite_unless_told(app_with):
+    """``maintainer.poll_seconds = auto``: SQLite's passes hold its one write lock."""
+    from sitemap_server.notify.config import NotifyConfig
+    from sitemap_server.notify.worker import Worker
+
+    def poll(**settings: str) -> float:
+        app = app_with(**settings)
+        config = NotifyConfig.from_settings(app.registry.settings)
+        sessions = app.registry["dbsession_factory"]
+        every = app.registry.settings["sitemap_server.maintainer.poll_seconds"]
+        return Worker(sessions, config, apply_poll_seconds=every).apply_poll_seconds
+
+    sqlite = app_with().registry["dbsession_factory"].kw["bind"].dialect.name == "sqlite"
+    assert poll() == (0.5 if sqlite else 0.1)
+    assert poll(**{"sitemap_server.maintainer.poll_seconds": "0.25"}) == 0.25
