@@ -108,7 +108,9 @@ def inline_refs(spec: dict[str, Any], node: Any) -> Any:
     """``node`` with every local ``$ref`` replaced by what it points to.
 
     Our schemas are not recursive, so this terminates; validators then never chase a
-    reference, which makes validation several times faster.
+    reference, which makes validation several times faster. Keywords beside a ``$ref``
+    constrain the value too (JSON Schema 2020-12): merged into the target when they name
+    other keywords, kept beside it under ``allOf`` when they would overwrite one.
     """
     if isinstance(node, dict):
         if "$ref" in node:
@@ -116,7 +118,10 @@ def inline_refs(spec: dict[str, Any], node: Any) -> Any:
             for part in node["$ref"].removeprefix("#/").split("/"):
                 target = target[part]
             siblings = {k: inline_refs(spec, v) for k, v in node.items() if k != "$ref"}
-            return {**inline_refs(spec, target), **siblings}
+            resolved = inline_refs(spec, target)
+            if isinstance(resolved, dict) and set(siblings) & (set(resolved) - {"description"}):
+                return {"allOf": [resolved], **siblings}
+            return {**resolved, **siblings}
         return {k: inline_refs(spec, v) for k, v in node.items()}
     if isinstance(node, list):
         return [inline_refs(spec, v) for v in node]

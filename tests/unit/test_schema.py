@@ -1,8 +1,9 @@
 """Import-line validation: the fast check and the detailed messages agree."""
 
+import jsonschema
 import pytest
 
-from sitemap_server.api.schema import build_spec, import_line_validator
+from sitemap_server.api.schema import build_spec, import_line_validator, inline_refs
 
 validate = import_line_validator(build_spec())
 
@@ -58,3 +59,14 @@ def test_a_line_must_create_exactly_one_thing():
         {"author": {"slug": "a", "name": "A"}, "term": {"taxonomy": "category", "name": "x"}}
     )
     assert [p.message for p in problems] == ["must have exactly one key"]
+
+
+def test_inlined_references_keep_what_their_siblings_add_and_what_they_would_overwrite():
+    spec = {"components": {"schemas": {"Short": {"type": "string", "maxLength": 5}}}}
+    ref = "#/components/schemas/Short"
+    added = inline_refs(spec, {"$ref": ref, "minLength": 2, "description": "two to five"})
+    assert added == {"type": "string", "maxLength": 5, "minLength": 2, "description": "two to five"}
+    clashing = inline_refs(spec, {"$ref": ref, "maxLength": 10})
+    validator = jsonschema.Draft202012Validator(clashing)
+    assert not validator.is_valid("abcdefg")  # the referenced 5 still holds
+    assert validator.is_valid("abcde")
