@@ -234,7 +234,9 @@ def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None 
     use_explicit_id(session, Post, post, row)
     apply(post, row, row.keys() - {"id"})
     if term_ids:
-        post.terms = list(session.scalars(select(Term).where(Term.id.in_(term_ids))))
+        post.terms = list(
+            session.scalars(select(Term).where(Term.id.in_(term_ids)).order_by(Term.id))
+        )
     if "slug" in data:
         session.add(post)
         flush(session, "post")
@@ -277,7 +279,9 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     if "published_at" in data:
         post.published_at = parse_datetime(data["published_at"], "published_at")
     if "terms" in data:
-        post.terms = list(session.scalars(select(Term).where(Term.id.in_(data["terms"]))))
+        post.terms = list(
+            session.scalars(select(Term).where(Term.id.in_(data["terms"])).order_by(Term.id))
+        )
     changes = {k: v for k, v in data.items() if k in FIELDS}
     if "password" in changes:
         changes["password"] = changes["password"] or None
