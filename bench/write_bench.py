@@ -50,7 +50,7 @@ LOGGING = (
 )
 
 
-def write_ini(directory: Path, url: str, port: int, apply_poll: float = 0.1) -> Path:
+def write_ini(directory: Path, url: str, port: int, apply_poll: str = "auto") -> Path:
     ini = directory / f"bench-{port}.ini"
     ini.write_text(
         "[app:main]\nuse = egg:sitemap-server\n"
@@ -302,7 +302,7 @@ def main() -> None:
     parser.add_argument("--patches", type=int, default=300)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument(
-        "--apply-poll", type=float, default=0.1, help="the worker's maintainer.poll_seconds"
+        "--apply-poll", default="auto", help="the worker's maintainer.poll_seconds (auto)"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
