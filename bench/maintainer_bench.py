@@ -1,0 +1,115 @@
+"""One maintainer pass: how long applying a few changed posts takes on a large site.
+
+    .venv/bin/python bench/maintainer_bench.py --posts 1000000                  # SQLite
+    scripts/with-postgres .venv/bin/python bench/maintainer_bench.py --db postgresql
+
+Generates a site with bulk SQL (``sitemap_bench.generate``) and builds its sitemaps, then
+records changes as a PATCH would (each post with its author and terms) and times
+``maintenance.apply_pending`` for 1, 5 and 25 of them, several times each; ``--profile``
+prints where one pass of 5 spends its time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import drop_all_tables
+from sitemap_bench import generate
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
+from write_bench import command, write_ini
+
+from sitemap_server.models import get_engine, get_session_factory
+from sitemap_server.plugins import PLUGIN_MANAGER, from_settings
+from sitemap_server.settings import normalize
+from sitemap_server.sitemaps import maintenance
+from sitemap_server.sitemaps.changes import ContentChanges, log
+
+
+def record(sessions: sessionmaker[Session], rng: random.Random, posts: int, count: int) -> None:
+    """``count`` posts edited, recorded as the admin API records them."""
+    with sessions.begin() as session:
+        for _ in range(count):
+            post = rng.randint(1, posts)
+            session.execute(
+                text("UPDATE posts SET modified_at = CURRENT_TIMESTAMP WHERE id = :id"),
+                {"id": post},
+            )
+            author = session.scalar(
+                text("SELECT author_id FROM posts WHERE id = :id"), {"id": post}
+            )
+            terms = set(
+                session.scalars(
+                    text("SELECT term_id FROM post_terms WHERE post_id = :id"), {"id": post}
+                )
+            )
+            log(session, ContentChanges(posts={post}, authors={author}, terms=terms))
+
+
+def apply(sessions: sessionmaker[Session]) -> float:
+    started = time.perf_counter()
+    with sessions.begin() as session:
+        maintenance.apply_pending(session)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--posts", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.db == "postgresql":
+            url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
+        else:
+            url = f"sqlite:///{Path(tmp) / 'bench.sqlite'}"
+        drop_all_tables(url)
+        ini = write_ini(Path(tmp), url, 0)
+        command(ini, "migrate")
+        generate(url, args.posts, 1000)
+        command(ini, "rebuild-sitemaps")
+        settings = dict(
+            normalize(
+                {
+                    "sqlalchemy.url": url,
+                    "sitemap_server.site_url": "http://bench.test",
+                    "sitemap_server.load_entrypoints": "false",
+                }
+            )
+        )
+        settings[PLUGIN_MANAGER] = from_settings(settings)
+        engine = get_engine(settings)
+        sessions = get_session_factory(engine, settings)
+        rng = random.Random(1)
+        for count in (1, 5, 25):
+            times = []
+            for _ in range(args.repeat):
+                record(sessions, rng, args.posts, count)
+                times.append(apply(sessions))
+            print(
+                f"{args.db} {args.posts} posts: a pass applying {count:2} changed posts: "
+                f"median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms"
+            )
+        if args.profile:
+            record(sessions, rng, args.posts, 5)
+            profile = cProfile.Profile()
+            profile.enable()
+            apply(sessions)
+            profile.disable()
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+        engine.dispose()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
