@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 
 from common import drop_all_tables
-from sitemap_bench import generate
+from sitemap_bench import cli, generate
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
-from write_bench import command, write_ini
+from write_bench import write_ini
 
 from sitemap_server.models import get_engine, get_session_factory
 from sitemap_server.plugins import PLUGIN_MANAGER, from_settings
@@ -76,9 +76,9 @@ def main() -> None:
             url = f"sqlite:///{Path(tmp) / 'bench.sqlite'}"
         drop_all_tables(url)
         ini = write_ini(Path(tmp), url, 0)
-        command(ini, "migrate")
+        cli(ini, "migrate")
         generate(url, args.posts, 1000)
-        command(ini, "rebuild-sitemaps")
+        cli(ini, "rebuild-sitemaps")
         settings = dict(
             normalize(
                 {

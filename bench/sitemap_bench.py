@@ -55,12 +55,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_ini(directory: Path, url: str, port: int, plugins: bool) -> Path:
-    ini = directory / "bench.ini"
+def write_ini(directory: Path, url: str, port: int, plugins: bool, extra: str = "") -> Path:
+    """An ini file for one server process on ``port`` (``extra``: more app settings)."""
+    ini = directory / f"bench-{port}.ini"
     ini.write_text(
         "[app:main]\nuse = egg:sitemap-server\n"
         f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
-        f"sitemap_server.load_entrypoints = {'true' if plugins else 'false'}\n"
+        f"sitemap_server.load_entrypoints = {'true' if plugins else 'false'}\n{extra}"
         f"[server:main]\nuse = egg:waitress#main\nlisten = 127.0.0.1:{port}\nthreads = 4\n"
         "[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
         "[logger_root]\nlevel = WARN\nhandlers = console\n[handler_console]\n"
@@ -70,10 +71,12 @@ def write_ini(directory: Path, url: str, port: int, plugins: bool) -> Path:
     return ini
 
 
-def cli(ini: Path, *args: str) -> None:
-    subprocess.run(
+def cli(ini: Path, *args: str) -> str:
+    """``sitemap-server`` with ``ini``: what it printed."""
+    done = subprocess.run(
         [BIN / "sitemap-server", "--config", ini, *args], check=True, capture_output=True
     )
+    return done.stdout.decode()
 
 
 def generate(url: str, posts: int, per_page: int, videos: int = 0, news: int = 0) -> None:

@@ -38,41 +38,20 @@ from pathlib import Path
 from typing import Any
 
 import requests
+import sitemap_bench
 from common import drop_all_tables
-from sitemap_bench import BIN, free_port, generate
+from sitemap_bench import BIN, cli, free_port, generate, percentile
 from sqlalchemy import create_engine, text
-
-LOGGING = (
-    "[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
-    "[logger_root]\nlevel = WARN\nhandlers = console\n[handler_console]\n"
-    "class = StreamHandler\nargs = (sys.stderr,)\nlevel = NOTSET\nformatter = generic\n"
-    "[formatter_generic]\nformat = %%(levelname)s %%(message)s\n"
-)
 
 
 def write_ini(directory: Path, url: str, port: int, apply_poll: str = "auto") -> Path:
-    ini = directory / f"bench-{port}.ini"
-    ini.write_text(
-        "[app:main]\nuse = egg:sitemap-server\n"
-        f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
-        "sitemap_server.load_entrypoints = false\n"
-        f"sitemap_server.maintainer.poll_seconds = {apply_poll}\n"
-        f"[server:main]\nuse = egg:waitress#main\nlisten = 127.0.0.1:{port}\nthreads = 4\n"
-        + LOGGING
+    return sitemap_bench.write_ini(
+        directory,
+        url,
+        port,
+        plugins=False,
+        extra=f"sitemap_server.maintainer.poll_seconds = {apply_poll}\n",
     )
-    return ini
-
-
-def command(ini: Path, *args: str) -> str:
-    done = subprocess.run(
-        [BIN / "sitemap-server", "--config", ini, *args], check=True, capture_output=True
-    )
-    return done.stdout.decode()
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else float("nan")
 
 
 def wait_until_up(base: str) -> None:
@@ -222,7 +201,7 @@ def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> Non
     ports = [free_port() for _ in range(args.processes)]
     inis = [write_ini(directory, url, port, args.apply_poll) for port in ports]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
-    token = command(inis[0], "token", "create", f"bench-{number}").strip()
+    token = cli(inis[0], "token", "create", f"bench-{number}").strip()
     engine = create_engine(url)
     with engine.connect() as conn:
         posts = list(conn.scalars(text("SELECT id FROM posts WHERE status = 'publish'")))
@@ -313,10 +292,10 @@ def main() -> None:
             url = f"sqlite:///{directory / 'bench.sqlite'}"
         drop_all_tables(url)
         ini = write_ini(directory, url, free_port())
-        command(ini, "migrate")
+        cli(ini, "migrate")
         started = time.perf_counter()
         generate(url, args.posts, args.per_page)
-        command(ini, "rebuild-sitemaps")
+        cli(ini, "rebuild-sitemaps")
         print(
             f"{args.db}: {args.posts} posts generated and built in "
             f"{time.perf_counter() - started:.0f} s; {args.processes} server process(es)"

@@ -83,10 +83,18 @@ class UrlChange:
     change: str  # "added", "updated" or "removed" (deleted, or no longer listed)
 
 
-# The kinds of change-log rows that name an object, and the flags that do not.
-OBJECT_KINDS = ("post", "author", "term")
+# The kinds of change-log rows that are flags; the others name an object (``_objects``).
 FLAGS = ("site", "whole_site", "everything")
 LOG_BATCH = 10_000
+# When the oldest change still waiting was recorded (None: none waits).
+OLDEST_WAITING = (
+    select(SitemapChange.recorded_at).order_by(SitemapChange.id).limit(1).scalar_subquery()
+)
+
+
+def _objects(changes: ContentChanges) -> dict[str, set[int]]:
+    """The change-log kind of each set of ids in ``changes``."""
+    return {"post": changes.posts, "author": changes.authors, "term": changes.terms}
 
 
 # session.info: the number of the last change-log row this session recorded.
@@ -103,11 +111,7 @@ def log(session: Session, changes: ContentChanges) -> None:
         for flag in FLAGS
         if getattr(changes, flag)
     ]
-    for kind, ids in (
-        ("post", changes.posts),
-        ("author", changes.authors),
-        ("term", changes.terms),
-    ):
+    for kind, ids in _objects(changes).items():
         rows.extend({"recorded_at": now, "kind": kind, "object_id": i} for i in sorted(ids))
     for start in range(0, len(rows), LOG_BATCH):
         numbers = session.scalars(
@@ -126,7 +130,7 @@ class Waiting:
     @classmethod
     def read(cls, session: Session) -> Waiting:
         count, oldest = session.execute(
-            select(func.count(), func.min(SitemapChange.recorded_at))
+            select(func.count(), OLDEST_WAITING).select_from(SitemapChange)
         ).one()
         return cls(count, oldest)
 
@@ -167,7 +171,7 @@ def clear(session: Session) -> int:
 def merged(rows: Iterable[Any]) -> ContentChanges:
     """One ``ContentChanges`` for change-log rows of (kind, object_id)."""
     changes = ContentChanges()
-    targets = {"post": changes.posts, "author": changes.authors, "term": changes.terms}
+    targets = _objects(changes)
     for kind, object_id in rows:
         if kind in targets and object_id is not None:
             targets[kind].add(object_id)

@@ -120,11 +120,7 @@ def try_lock(session: Session, name: str) -> bool:
     """Hold ``name`` to the end of the transaction, unless someone else does (PostgreSQL);
     on SQLite, take the database's write lock (one writer: waiting is the lock)."""
     if session.get_bind().dialect.name == "postgresql":
-        return bool(
-            session.scalar(
-                text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": zlib.crc32(name.encode())}
-            )
-        )
+        return bool(session.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), _lock_key(name)))
     take_write_lock(session)
     return True
 
@@ -357,9 +353,12 @@ def filter_entry(
 def lock(session: Session, provider: str) -> None:
     """Serialize refreshes of one provider (PostgreSQL; SQLite has one writer anyway)."""
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(
-            text("SELECT pg_advisory_xact_lock(:key)"), {"key": zlib.crc32(provider.encode())}
-        )
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), _lock_key(provider))
+
+
+def _lock_key(name: str) -> dict[str, int]:
+    """The PostgreSQL advisory lock that stands for ``name``."""
+    return {"key": zlib.crc32(name.encode())}
 
 
 def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | None) -> None:

@@ -22,22 +22,19 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..models import SITE, SitemapChange, SitemapVersion
+from ..models import SITE, SitemapVersion
 from ..models.meta import utcnow
 from ..services.site import effective_site_url, get_settings
 from . import maintenance
+from .changes import OLDEST_WAITING
 from .providers import Provider
 
-# When the oldest change still waiting for the maintainer was recorded (None: none waits).
-OLDEST_CHANGE = (
-    select(SitemapChange.recorded_at).order_by(SitemapChange.id).limit(1).scalar_subquery()
-)
 VERSIONS = select(
     SitemapVersion.provider,
     SitemapVersion.version,
     SitemapVersion.changed_at,
     SitemapVersion.due_at,
-    OLDEST_CHANGE.label("waiting_since"),
+    OLDEST_WAITING.label("waiting_since"),
 )
 # Batches of the change log a request applies at most before it answers anyway.
 READER_BATCHES = 5

@@ -20,7 +20,11 @@ def get_settings(session: Session) -> NewsSettings:
 
 def update_settings(session: Session, data: dict[str, Any]) -> NewsSettings:
     settings = news_settings(session)
-    before = (list(settings.post_types or []), settings.publication_name, settings.language)
+
+    def what_it_says() -> tuple[Any, ...]:
+        return list(settings.post_types or []), settings.publication_name, settings.language
+
+    before = what_it_says()
     if "post_types" in data:
         for name in data["post_types"]:
             if session.get(PostType, name) is None:
@@ -31,7 +35,7 @@ def update_settings(session: Session, data: dict[str, Any]) -> NewsSettings:
     if "language" in data:
         settings.language = _language(data["language"], "language")
     flush(session, "news settings")
-    if (list(settings.post_types or []), settings.publication_name, settings.language) != before:
+    if what_it_says() != before:
         # Which posts are news, news:name and news:language: a site-wide change, which
         # the news provider answers by recomputing its entries.
         changed(session, site=True)
