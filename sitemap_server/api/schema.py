@@ -130,35 +130,44 @@ def inline_refs(spec: dict[str, Any], node: Any) -> Any:
 
 def schema_validator(spec: dict[str, Any], name: str) -> jsonschema.protocols.Validator:
     """A JSON Schema validator for ``#/components/schemas/{name}`` of ``spec``."""
+    return _detailed(inline_refs(spec, spec["components"]["schemas"][name]))
+
+
+def _detailed(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
     checker = jsonschema.FormatChecker(formats=())
     for format_name, (check, _) in FORMATS.items():
         checker.checks(format_name)(check)
-    schema = inline_refs(spec, spec["components"]["schemas"][name])
     return jsonschema.Draft202012Validator(schema, format_checker=checker)
 
 
-def import_line_validator(spec: dict[str, Any]) -> Callable[[Any], list[FieldProblem]]:
-    """What is wrong with the shape of one import line (``ImportLine``).
+def problems_checker(schema: dict[str, Any]) -> Callable[[Any], list[FieldProblem]]:
+    """What is wrong with a value for ``schema`` (no ``$ref`` left in it), fast.
 
     jsonschema-rs answers "is it valid?" in microseconds, which is what a 100,000-line
-    import needs; only a line that fails is checked again by jsonschema, whose errors carry
-    the paths and details that ``schema_problems`` turns into messages.
+    import and an API under load need; only a value that fails is checked again by
+    jsonschema, whose errors carry the paths and details that ``schema_problems`` turns
+    into messages.
     """
-    detailed = schema_validator(spec, "ImportLine")
+    detailed = _detailed(schema)
     fast = jsonschema_rs.validator_for(
-        detailed.schema,
+        schema,
         formats={name: check for name, (check, _) in FORMATS.items()},
         validate_formats=True,
     )
 
-    def problems(item: Any) -> list[FieldProblem]:
-        if fast.is_valid(item):
+    def problems(value: Any) -> list[FieldProblem]:
+        if fast.is_valid(value):
             return []
-        return schema_problems(detailed.iter_errors(item)) or [
-            FieldProblem(None, "does not match the ImportLine schema")
+        return schema_problems(detailed.iter_errors(value)) or [
+            FieldProblem(None, "does not match the schema")
         ]
 
     return problems
+
+
+def import_line_validator(spec: dict[str, Any]) -> Callable[[Any], list[FieldProblem]]:
+    """What is wrong with the shape of one import line (``ImportLine``)."""
+    return problems_checker(inline_refs(spec, spec["components"]["schemas"]["ImportLine"]))
 
 
 def _path(error: ValidationError) -> str | None:

@@ -274,10 +274,38 @@ def test_unknown_query_parameter_on_import_is_400(api, db_snapshot):
     assert db_snapshot() == before
 
 
-@pytest.mark.parametrize("query", ["page=0", "per_page=501", "page=x", "status=live"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "page=0",
+        "per_page=501",
+        "page=x",
+        "status=live",
+        # Integers are ASCII digits: not what int() would also take.
+        "page=%201",
+        "page=1_0",
+        "page=%D9%A1",  # ARABIC-INDIC DIGIT ONE
+        "page=1.0",
+        "author=",
+    ],
+)
 def test_bad_query_values_are_400(api, query):
     response = api.get(f"/api/posts?{query}", status=400)
     assert query.split("=")[0] in [e["field"] for e in assert_problem(response, 400)["errors"]]
+
+
+def test_a_query_parameter_given_twice_is_400(api):
+    response = api.get("/api/posts?page=1&page=2", status=400)
+    problem = assert_problem(response, 400)
+    assert problem["errors"] == [{"field": "page", "message": "must be given only once"}]
+
+
+def test_query_values_are_applied(api):
+    for n in range(3):
+        api.post_json("/api/authors", {"slug": f"a{n}", "name": f"A {n}"}, status=201)
+    listed = api.get("/api/authors?page=2&per_page=2").json
+    assert (listed["page"], listed["per_page"], listed["total"]) == (2, 2, 3)
+    assert len(listed["items"]) == 1
 
 
 # Ids at the end of their range -------------------------------------------------------------
