@@ -118,11 +118,18 @@ def sync_detected(session: Session, post_ids: set[int]) -> None:
             select(Video).where(Video.post_id.in_(batch)).order_by(Video.id)
         ):
             stored.setdefault(video.post_id, []).append(video)
-        for post in session.scalars(select(Post).where(Post.id.in_(batch))):
-            content = post.content or ""
-            own = stored.get(post.id, [])
-            if not own and not _may_embed(content):
-                continue  # most posts: nothing to find, nothing to remove
+        # Most posts embed nothing and have no video: only their text is read (whole
+        # posts, with their terms, took a ninth of an import).
+        texts = session.execute(select(Post.id, Post.content).where(Post.id.in_(batch)))
+        work = {
+            post_id: content or ""
+            for post_id, content in texts
+            if post_id in stored or _may_embed(content or "")
+        }
+        if not work:
+            continue
+        for post in session.scalars(select(Post).where(Post.id.in_(sorted(work)))):
+            content, own = work[post.id], stored.get(post.id, [])
             found = find_videos(content, links.post(post)) if _may_embed(content) else []
             to_fetch += _sync_post(session, post.id, found, own, post.id not in only_videos)
     session.flush()
