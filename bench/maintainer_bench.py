@@ -5,7 +5,8 @@
 
 Generates a site with bulk SQL (``sitemap_bench.generate``) and builds its sitemaps, then
 records changes as a PATCH would (each post with its author and terms) and times
-``maintenance.apply_pending`` for 1, 5 and 25 of them, several times each; ``--profile``
+``maintenance.apply_pending`` for ``--sizes`` of them (1, 5, 25, and 500: what a
+sitemap request applies at most when changes waited too long), several times each; ``--profile``
 prints where one pass of 5 spends its time.
 """
 
@@ -67,6 +68,7 @@ def main() -> None:
     parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--posts", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--sizes", default="1,5,25,500", help="changed posts per pass")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -92,13 +94,13 @@ def main() -> None:
         engine = get_engine(settings)
         sessions = get_session_factory(engine, settings)
         rng = random.Random(1)
-        for count in (1, 5, 25):
+        for count in (int(size) for size in args.sizes.split(",")):
             times = []
             for _ in range(args.repeat):
                 record(sessions, rng, args.posts, count)
                 times.append(apply(sessions))
             print(
-                f"{args.db} {args.posts} posts: a pass applying {count:2} changed posts: "
+                f"{args.db} {args.posts} posts: a pass applying {count:4} changed posts: "
                 f"median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms"
             )
         if args.profile:

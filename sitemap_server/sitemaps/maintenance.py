@@ -15,7 +15,6 @@ pages concerned is recomputed. A full rebuild is the same ``refresh`` with every
 from __future__ import annotations
 
 import copy
-import itertools
 import logging
 import zlib
 from collections.abc import Iterable, Iterator
@@ -94,18 +93,31 @@ def _apply(session: Session, limit: int) -> int:
     return count
 
 
-def apply_all(sessions: sessionmaker[Session], max_batches: int | None = None) -> int:
+def apply_all(sessions: sessionmaker[Session]) -> int:
     """Apply the change log batch after batch, each in a transaction of its own, until
-    none is left, another maintainer is at work, or ``max_batches``; how many applied."""
+    none is left or another maintainer is at work; how many were applied."""
     applied = 0
-    batches = itertools.count() if max_batches is None else range(max_batches)
-    for _ in batches:
-        with sessions.begin() as session:
-            count = apply_pending(session)
-        if not count:
-            break
+    while count := _apply_one(sessions):
         applied += count
     return applied
+
+
+def _apply_one(sessions: sessionmaker[Session]) -> int | None:
+    with sessions.begin() as session:
+        return apply_pending(session)
+
+
+def apply_some(sessions: sessionmaker[Session], limit: int) -> int | None:
+    """At most ``limit`` changes, in one transaction, and never a rebuild: what a request
+    that found changes waiting too long can afford before it answers (the rest is left to
+    the next request or to a maintainer). None when a maintainer is at work."""
+    with sessions.begin() as session:
+        if not try_lock(session, MAINTAINER):
+            return None
+        changes, count = change_log.claim(session, limit)
+        if count:
+            refresh(session, changes)
+        return count
 
 
 def rebuild(session: Session) -> None:

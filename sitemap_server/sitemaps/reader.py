@@ -36,8 +36,10 @@ VERSIONS = select(
     SitemapVersion.due_at,
     OLDEST_WAITING.label("waiting_since"),
 )
-# Batches of the change log a request applies at most before it answers anyway.
-READER_BATCHES = 5
+# Changes a request applies at most before it answers anyway: about half a second at
+# 100,000 posts on SQLite (bench/maintainer_bench.py), whatever waits (an import
+# through the API leaves one per post).
+READER_CHANGES = 500
 
 Versions = dict[str, tuple[int, datetime]]
 
@@ -112,9 +114,9 @@ class Reader:
             waiting, due = self._waiting(rows), self._due(rows, state)
             if waiting:
                 # Changes have waited too long for the maintainer (no worker runs, or it
-                # is behind): apply some (a bounded number of batches, each in a
-                # transaction of its own; a maintainer already at work does the rest).
-                maintenance.apply_all(self.session_factory, READER_BATCHES)
+                # is behind): apply the oldest (a bounded number; the next requests, or a
+                # maintainer already at work, do the rest).
+                maintenance.apply_some(self.session_factory, READER_CHANGES)
             if due:
                 # A scheduled change has come due, or a provider was never built: do it
                 # before answering, so that no answer is ever stale.

@@ -89,6 +89,34 @@ def test_a_read_does_not_apply_a_fresh_change_but_one_that_waited_max_staleness(
     assert status(admin)["waiting"] == 0
 
 
+def test_a_read_applies_a_bounded_number_of_waiting_changes(
+    app_with, api_token, clock, monkeypatch
+):
+    """Without a worker, an import's changes are applied a few at a time by the requests
+    that find them waiting too long, never all of them (or a rebuild) in one request."""
+    from sitemap_server.sitemaps import reader as reader_module
+
+    monkeypatch.setattr(reader_module, "READER_CHANGES", 4)
+    monkeypatch.setattr(maintenance, "REBUILD_AFTER", 5)  # a pass here would rebuild
+    app = app_with(**{"sitemap_server.max_staleness": "30"})
+    admin = client(app, api_token)
+    reader = client(app)
+    reader.get("/sitemap_index.xml")
+    post = {"type": "post", "status": "publish", "published_at": JAN}
+    lines = "".join(json.dumps({"post": {**post, "title": f"P{n}"}}) + "\n" for n in range(10))
+    admin.post("/api/import", lines, headers={"Content-Type": "application/x-ndjson"})
+    assert status(admin)["waiting"] == 10
+    clock.advance(seconds=31)
+
+    waiting = []
+    for _ in range(3):
+        reader.get("/sitemap_index.xml", status=200)
+        waiting.append(status(admin)["waiting"])
+    assert waiting == [6, 2, 0]
+    listed = set(url_locs(reader, "/post-sitemap.xml"))
+    assert {f"{SITE_URL}/2024/01/p{n}/" for n in range(10)} <= listed
+
+
 def test_writes_that_change_nothing_answer_without_a_change_number(api):
     post = create_post(api, title="Hello", slug="hello").json
     assert "Sitemap-Change" not in api.get(f"/api/posts/{post['id']}").headers
