@@ -97,7 +97,6 @@ def test_a_read_applies_a_bounded_number_of_waiting_changes(
     from sitemap_server.sitemaps import reader as reader_module
 
     monkeypatch.setattr(reader_module, "READER_CHANGES", 4)
-    monkeypatch.setattr(maintenance, "REBUILD_AFTER", 5)  # a pass here would rebuild
     app = app_with(**{"sitemap_server.max_staleness": "30"})
     admin = client(app, api_token)
     reader = client(app)
@@ -175,21 +174,27 @@ def test_two_maintainers_at_once_apply_each_change_once(wsgi_app, api, testapp, 
     assert stored(clean_database)[1] == version_before + 1  # one new version, not two
 
 
-def test_a_long_change_log_is_applied_as_one_rebuild(
-    wsgi_app, api, testapp, clean_database, monkeypatch
-):
-    """An import's worth of waiting changes (more than REBUILD_AFTER after a batch): the
-    maintainer rebuilds every sitemap at once instead of batch by batch."""
+def test_a_long_change_log_is_applied_as_one_rebuild(wsgi_app, api, testapp, clean_database):
+    """After a full batch, as many changes still waiting as half the stored entries (an
+    import): the maintainer rebuilds every sitemap at once instead of batch by batch. A few
+    changes on a site of many entries are applied as they are."""
     testapp.get("/sitemap_index.xml")
     post = {"type": "post", "status": "publish", "published_at": JAN}
     lines = "".join(json.dumps({"post": {**post, "title": f"P{n}"}}) + "\n" for n in range(12))
     api.post("/api/import", lines, headers={"Content-Type": "application/x-ndjson"}, status=200)
-    monkeypatch.setattr(maintenance, "REBUILD_AFTER", 5)
-    with wsgi_app.registry["dbsession_factory"].begin() as session:
+    sessions = wsgi_app.registry["dbsession_factory"]
+    with sessions.begin() as session:
         assert maintenance.apply_pending(session, limit=3) == 12  # 3, then the other 9
     assert stored(clean_database)[2] == 0
     listed = url_locs(testapp, "/post-sitemap.xml")
     assert {f"{SITE_URL}/2024/01/p{n}/" for n in range(12)} <= set(listed)
+
+    # 12 posts and more are stored now: 2 edits more are no import.
+    for n in (1, 2):
+        api.patch_json(f"/api/posts/{n}", {"title": f"Edited {n}"}, status=200)
+    with sessions.begin() as session:
+        assert maintenance.apply_pending(session, limit=1) == 1
+    assert stored(clean_database)[2] == 1
 
 
 def test_change_numbers_only_grow_even_after_the_log_was_emptied(api):
