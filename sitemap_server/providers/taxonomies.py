@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..content import eligibility
@@ -38,21 +37,33 @@ class TaxonomyProvider(Provider):
         self.name = taxonomy.name
         self.hierarchical = taxonomy.hierarchical
 
+    def _parents(self, session: Session) -> dict[int, int | None]:
+        rows = session.execute(select(Term.id, Term.parent_id).where(Term.taxonomy == self.name))
+        return {row.id: row.parent_id for row in rows}
+
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         keys = set(changes.terms)
         if not keys or not self.hierarchical:
             return keys
-        # A term's date depends on its descendants, and its URL on its ancestors: both
-        # found by the database (recursive queries over ``terms.parent_id``), so a change
-        # to a few terms reads a few rows, not the whole taxonomy.
-        for batch in chunks(sorted(keys)):
-            mine = self._of_taxonomy(batch)
-            keys.update(ctx.session.scalars(_ancestors(mine)))
-            keys.update(ctx.session.scalars(select(_subtrees(mine).c.id)))
-        return keys
-
-    def _of_taxonomy(self, ids: list[int]) -> Select[Any]:
-        return select(Term.id).where(Term.id.in_(ids), Term.taxonomy == self.name)
+        # A term's date depends on its descendants, and its URL on its ancestors.
+        parents = self._parents(ctx.session)
+        for term in list(keys):
+            node, seen = parents.get(term), {term}
+            while node is not None and node not in seen:
+                keys.add(node)
+                seen.add(node)
+                node = parents.get(node)
+        children: dict[int, list[int]] = {}
+        for term, parent in parents.items():
+            if parent is not None:
+                children.setdefault(parent, []).append(term)
+        frontier = list(changes.terms)
+        while frontier:
+            kids = [k for t in frontier for k in children.get(t, []) if k not in keys]
+            keys.update(kids)
+            frontier = kids
+        # A deleted term is no longer in ``parents`` but may still be listed here.
+        return {k for k in keys if k in parents} | set(changes.terms)
 
     def _own_newest(
         self, ctx: BuildContext, term_ids: list[int] | None
@@ -81,13 +92,10 @@ class TaxonomyProvider(Provider):
 
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
         session = ctx.session
-        # A whole build reads the taxonomy's tree once; a batch of keys asks the
-        # database for their subtrees.
+        parents = self._parents(session) if self.hierarchical else {}
         children: dict[int | None, list[int]] = {}
-        if self.hierarchical and keys is None:
-            tree = select(Term.id, Term.parent_id).where(Term.taxonomy == self.name)
-            for row in session.execute(tree):
-                children.setdefault(row.parent_id, []).append(row.id)
+        for term_id, parent in parents.items():
+            children.setdefault(parent, []).append(term_id)
         query = (
             select(Term)
             .where(Term.taxonomy == self.name, eligibility.term_criteria(ctx.plugins))
@@ -98,14 +106,7 @@ class TaxonomyProvider(Provider):
             terms = list(
                 session.scalars(query if batch is None else query.where(Term.id.in_(batch)))
             )
-            if batch is None or not self.hierarchical:
-                subtree = {t.id: _subtree(t.id, children) for t in terms}
-            else:
-                subtree = {t.id: [t.id] for t in terms}
-                found = _subtrees(self._of_taxonomy(batch))
-                for root, member in session.execute(select(found.c.root, found.c.id)):
-                    if member != root and root in subtree:  # not a left-out term
-                        subtree[root].append(member)
+            subtree = {t.id: _subtree(t.id, children) for t in terms}
             if batch is None:
                 own = self._own_newest(ctx, None)
             else:
@@ -132,35 +133,12 @@ class TaxonomyProvider(Provider):
                 )
 
 
-def _ancestors(terms: Select[Any]) -> Select[Any]:
-    """The ancestors of ``terms`` (a query of term ids). UNION, not UNION ALL: a cycle,
-    which the API refuses, would still end."""
-    base = terms.subquery()
-    up = (
-        select(Term.parent_id.label("id"))
-        .join(base, Term.id == base.c.id)
-        .where(Term.parent_id.is_not(None))
-        .cte("up", recursive=True)
-    )
-    up = up.union(
-        select(Term.parent_id).join(up, Term.id == up.c.id).where(Term.parent_id.is_not(None))
-    )
-    return select(up.c.id)
-
-
-def _subtrees(terms: Select[Any]) -> Any:
-    """(root, id) for each of ``terms`` and each of its descendants, itself included."""
-    tree = select(Term.id.label("root"), Term.id.label("id")).where(Term.id.in_(terms))
-    tree_cte = tree.cte("tree", recursive=True)
-    return tree_cte.union(
-        select(tree_cte.c.root, Term.id).join(tree_cte, Term.parent_id == tree_cte.c.id)
-    )
-
-
 def term_subtree(session: Session, taxonomy: str, term_id: int) -> list[int]:
     """The term and all its descendants in ``taxonomy`` (a hierarchical one)."""
-    found = _subtrees(select(Term.id).where(Term.id == term_id, Term.taxonomy == taxonomy))
-    return list(session.scalars(select(found.c.id)))
+    children: dict[int | None, list[int]] = {}
+    for row in session.execute(select(Term.id, Term.parent_id).where(Term.taxonomy == taxonomy)):
+        children.setdefault(row.parent_id, []).append(row.id)
+    return _subtree(term_id, children)
 
 
 def _subtree(term_id: int, children: dict[int | None, list[int]]) -> list[int]:
