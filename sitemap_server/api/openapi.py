@@ -72,6 +72,7 @@ class Operation:
     """One operation of the document, ready to check requests."""
 
     parameters: list[Parameter]
+    query_names: frozenset[str]
     # Media types the body may have, and the check of a JSON one (None: no JSON body).
     media_types: frozenset[str] = frozenset()
     body: Callable[[Any], list[FieldProblem]] | None = None
@@ -90,13 +91,15 @@ class Operation:
             )
             for p in declared.values()
         ]
+        query_names = frozenset(p.name for p in parameters if p.location == "query")
         body = operation.get("requestBody")
         if body is None:
-            return cls(parameters)
+            return cls(parameters, query_names)
         content = body["content"]
         schema = content.get("application/json", {}).get("schema")
         return cls(
             parameters,
+            query_names,
             media_types=frozenset(content),
             body=problems_checker(schema) if schema is not None else None,
             body_required=body.get("required", False),
@@ -118,9 +121,9 @@ class ValidatedRequest:
 
 
 class _OpenAPIRequest:
-    """What openapi-core needs to know about a Pyramid request."""
+    """What openapi-core needs to know about a Pyramid request to check its response."""
 
-    def __init__(self, request: Request, with_body: bool = True) -> None:
+    def __init__(self, request: Request) -> None:
         self.request = request
         self.parameters = RequestParameters(
             path=request.matchdict or {},
@@ -134,7 +137,7 @@ class _OpenAPIRequest:
         self.method = operation_method(request)
         # A streamed body (POST /api/import) is gone once the view has read it, and
         # checking a response needs only the operation, not what was sent.
-        self.body = request.body if with_body else b""
+        self.body = b""
         self.content_type = request.content_type
         self.mimetype = request.content_type
 
@@ -176,8 +179,7 @@ class OpenAPI:
 
     def validate_request(self, request: Request) -> Any:
         operation = self.operations[(request.matched_route.pattern, operation_method(request))]
-        known = {p.name for p in operation.parameters if p.location == "query"}
-        unknown = [name for name in request.GET if name not in known]
+        unknown = [name for name in request.GET if name not in operation.query_names]
         if unknown:
             raise RequestInvalid(
                 400,
@@ -191,13 +193,14 @@ class OpenAPI:
             for message in [character_problem(name) or character_problem(value)]
             if message
         )
+        parsed = None
         if request.body and "json" in (request.content_type or ""):
             if request.charset.lower() not in UTF8_NAMES:
                 raise RequestInvalid(
                     415, f"send JSON as UTF-8 (RFC 8259), not charset={request.charset}", []
                 )
-            # Decoded here first, strictly (services/decoding.py): openapi-core would take
-            # UTF-16, lone surrogates and NUL, and lets a RecursionError through.
+            # Decoded strictly (services/decoding.py): UTF-16, lone surrogates, NUL and
+            # nesting too deep for Python are 400s here.
             try:
                 parsed = decode_json(request.body)
             except ValueError as exc:
@@ -205,7 +208,7 @@ class OpenAPI:
             _refuse(text_problems(parsed))
         validated = ValidatedRequest(_parameters(operation, request))
         if operation.media_types and (request.body or operation.body_required):
-            validated.body = _body(operation, request)
+            validated.body = _body(operation, request, parsed)
         return validated
 
     def response_problems(self, request: Request, response: Response) -> list[str]:
@@ -213,7 +216,7 @@ class OpenAPI:
         if (request.matched_route.pattern, operation_method(request)) not in self.operations:
             return []
         errors = self.response_validator.iter_errors(
-            _OpenAPIRequest(request, with_body=False), _OpenAPIResponse(response)
+            _OpenAPIRequest(request), _OpenAPIResponse(response)
         )
         return [f"{e}: {e.__cause__}" if e.__cause__ else str(e) for e in errors]
 
@@ -250,17 +253,17 @@ def _parameters(operation: Operation, request: Request) -> Parameters:
     return found
 
 
-def _body(operation: Operation, request: Request) -> Any:
+def _body(operation: Operation, request: Request, parsed: Any) -> Any:
+    """The body ``validate_request`` decoded (``parsed``), checked against the operation."""
     if not request.body:
         raise RequestInvalid(400, "a JSON body is required", [])
     if request.content_type not in operation.media_types:
         media = " or ".join(sorted(operation.media_types))
         raise RequestInvalid(415, f"send the body as {media}", [])
-    if operation.body is None:
+    if operation.body is None or request.content_type != "application/json":
         return None
-    value = decode_json(request.body)  # decoded strictly already: cannot fail here
-    _refuse(operation.body(value))
-    return value
+    _refuse(operation.body(parsed))
+    return parsed
 
 
 def _refuse(problems: Iterable[FieldProblem]) -> None:

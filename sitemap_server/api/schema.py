@@ -128,11 +128,6 @@ def inline_refs(spec: dict[str, Any], node: Any) -> Any:
     return node
 
 
-def schema_validator(spec: dict[str, Any], name: str) -> jsonschema.protocols.Validator:
-    """A JSON Schema validator for ``#/components/schemas/{name}`` of ``spec``."""
-    return _detailed(inline_refs(spec, spec["components"]["schemas"][name]))
-
-
 def _detailed(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
     checker = jsonschema.FormatChecker(formats=())
     for format_name, (check, _) in FORMATS.items():

@@ -75,18 +75,18 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
     change_log.log(session, changes)
 
 
-def apply_pending(session: Session, limit: int = APPLY_BATCH) -> int | None:
+def apply_pending(
+    session: Session, limit: int = APPLY_BATCH, may_rebuild: bool = True
+) -> int | None:
     """Apply up to ``limit`` rows of the change log in ``session``'s transaction: the
     number applied (0: none waiting), or None when another maintainer is at work (it
-    will apply them). The rows are deleted in this transaction, so a crash loses none."""
+    will apply them). The rows are deleted in this transaction, so a crash loses none.
+    With ``may_rebuild``, a full batch that leaves many more waiting for the size of the
+    site turns into a rebuild of every sitemap (``_cheaper_to_rebuild``)."""
     if not try_lock(session, MAINTAINER):
         return None
-    return _apply(session, limit)
-
-
-def _apply(session: Session, limit: int) -> int:
     changes, count = change_log.claim(session, limit)
-    if count == limit and _cheaper_to_rebuild(session):
+    if may_rebuild and count == limit and _cheaper_to_rebuild(session):
         # An import's worth of changes: rebuilding every sitemap costs less than applying
         # them batch by batch (each batch would recompute the same authors and terms).
         count += change_log.clear(session)
@@ -106,27 +106,19 @@ def apply_all(sessions: sessionmaker[Session]) -> int:
     """Apply the change log batch after batch, each in a transaction of its own, until
     none is left or another maintainer is at work; how many were applied."""
     applied = 0
-    while count := _apply_one(sessions):
+    while count := apply_some(sessions, APPLY_BATCH, may_rebuild=True):
         applied += count
     return applied
 
 
-def _apply_one(sessions: sessionmaker[Session]) -> int | None:
+def apply_some(
+    sessions: sessionmaker[Session], limit: int, may_rebuild: bool = False
+) -> int | None:
+    """``apply_pending`` in a transaction of its own. By default never a rebuild: what a
+    request that found changes waiting too long can afford before it answers (the rest
+    is left to the next request or to a maintainer)."""
     with sessions.begin() as session:
-        return apply_pending(session)
-
-
-def apply_some(sessions: sessionmaker[Session], limit: int) -> int | None:
-    """At most ``limit`` changes, in one transaction, and never a rebuild: what a request
-    that found changes waiting too long can afford before it answers (the rest is left to
-    the next request or to a maintainer). None when a maintainer is at work."""
-    with sessions.begin() as session:
-        if not try_lock(session, MAINTAINER):
-            return None
-        changes, count = change_log.claim(session, limit)
-        if count:
-            refresh(session, changes)
-        return count
+        return apply_pending(session, limit, may_rebuild)
 
 
 def rebuild(session: Session) -> None:
@@ -257,7 +249,8 @@ def catch_up(session: Session) -> bool:
     plugins = for_session(session)
     lock(session, MAINTAINER)
     applied = 0
-    while count := _apply(session, APPLY_BATCH):
+    # Held already: the try-lock of apply_pending takes it again (advisory locks nest).
+    while count := apply_pending(session):
         applied += count
     now = utcnow()
     stored = stored_dues(session)
