@@ -300,6 +300,14 @@ def test_a_query_parameter_given_twice_is_400(api):
     assert problem["errors"] == [{"field": "page", "message": "must be given only once"}]
 
 
+def test_a_semicolon_is_part_of_a_query_value(api):
+    """Only & separates parameters (WebOb also split on ;)."""
+    response = api.get("/api/posts?status=publish;draft=1", status=400)
+    errors = assert_problem(response, 400)["errors"]
+    assert [e["field"] for e in errors] == ["status"]
+    assert api.get("/api/explain?url=/a;b", expect_errors=True).status_int != 400
+
+
 def test_query_values_are_applied(api):
     for n in range(3):
         api.post_json("/api/authors", {"slug": f"a{n}", "name": f"A {n}"}, status=201)
