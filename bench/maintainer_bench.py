@@ -68,6 +68,7 @@ def main() -> None:
     parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--posts", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--per-page", type=int, default=1000, help="entries per sitemap page")
     parser.add_argument("--sizes", default="1,5,25,500", help="changed posts per pass")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
@@ -79,7 +80,7 @@ def main() -> None:
         drop_all_tables(url)
         ini = write_ini(Path(tmp), url, 0)
         cli(ini, "migrate")
-        generate(url, args.posts, 1000)
+        generate(url, args.posts, args.per_page)
         cli(ini, "rebuild-sitemaps")
         settings = dict(
             normalize(

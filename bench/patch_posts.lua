@@ -45,3 +45,9 @@ function request()
     ["Content-Type"] = "application/json",
   }, '{"title": "Edited ' .. id .. ' (' .. sent .. ')"}')
 end
+
+function response(status, headers, body)
+  if status >= 300 then -- what the bench counts as "not 2xx": say what it was
+    io.stderr:write("PATCH answered " .. status .. ": " .. string.sub(body or "", 1, 300) .. "\n")
+  end
+end

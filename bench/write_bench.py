@@ -10,6 +10,8 @@ starts ``--processes`` pserve processes (waitress, 4 threads each) and one
 1. "sequential": ``--patches`` PATCHes of random posts one after the other over one
    keep-alive connection: p50/p95 (the write path alone);
 2. "reads alone": wrk (4 connections per server process) on a cached post sitemap page;
+   with ``--api-processes N``, N more processes take the writes, as when a proxy routes
+   ``/api`` to processes of its own (docs/operations.md);
 3. "reads + writes": the same wrk run while a second wrk PATCHes random posts at
    ``--rate`` per second (``patch_posts.lua``: open loop over 8 connections per server
    process; wrk's achieved rate shows a backlog), with a sampler reading the age of the
@@ -32,7 +34,8 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,13 +49,16 @@ from sqlalchemy import create_engine, text
 HERE = Path(__file__).resolve().parent
 
 
-def write_ini(directory: Path, url: str, port: int, apply_poll: str = "auto") -> Path:
+def write_ini(
+    directory: Path, url: str, port: int, apply_poll: str = "auto", max_staleness: str = "1"
+) -> Path:
     return sitemap_bench.write_ini(
         directory,
         url,
         port,
         plugins=False,
-        extra=f"sitemap_server.maintainer.poll_seconds = {apply_poll}\n",
+        extra=f"sitemap_server.maintainer.poll_seconds = {apply_poll}\n"
+        f"sitemap_server.max_staleness = {max_staleness}\n",
     )
 
 
@@ -173,6 +179,34 @@ class Staleness:
         self.engine.dispose()
 
 
+@contextmanager
+def profiled(pid: int, output: str, seconds: int) -> Iterator[None]:
+    """py-spy samples process ``pid`` for ``seconds`` into ``output`` (collapsed stacks,
+    one line per stack: the format ``flamegraph.pl`` and speedscope read)."""
+    spy = subprocess.Popen(
+        [
+            BIN / "py-spy",
+            "record",
+            "--pid",
+            str(pid),
+            "--duration",
+            str(seconds),
+            "--format",
+            "raw",
+            "--output",
+            output,
+            "--threads",
+            "--idle",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        spy.wait()
+
+
 def sequential(base: str, token: str, posts: list[int], count: int) -> list[float]:
     session = requests.Session()
     headers = {"Authorization": f"Bearer {token}"}
@@ -190,9 +224,12 @@ def sequential(base: str, token: str, posts: list[int], count: int) -> list[floa
 
 
 def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> None:
-    ports = [free_port() for _ in range(args.processes)]
-    inis = [write_ini(directory, url, port, args.apply_poll) for port in ports]
-    bases = [f"http://127.0.0.1:{port}" for port in ports]
+    ports = [free_port() for _ in range(args.processes + args.api_processes)]
+    inis = [write_ini(directory, url, port, args.apply_poll, args.max_staleness) for port in ports]
+    every = [f"http://127.0.0.1:{port}" for port in ports]
+    # Crawlers read from the first ``processes``; writes go to the ``api_processes`` after
+    # them if there are any (an operator's proxy routing /api to processes of its own).
+    bases, api_bases = every[: args.processes], every[args.processes :] or every
     token = cli(inis[0], "token", "create", f"bench-{number}").strip()
     engine = create_engine(url)
     with engine.connect() as conn:
@@ -200,10 +237,12 @@ def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> Non
     engine.dispose()
     page = "/post-sitemap.xml"
     with ExitStack() as stack:
+        servers = []
         for ini in inis:
             server = subprocess.Popen(
                 [BIN / "pserve", ini], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL
             )
+            servers.append(server)
             stack.callback(server.wait)
             stack.callback(server.terminate)
         worker = subprocess.Popen(
@@ -213,11 +252,11 @@ def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> Non
         )
         stack.callback(worker.wait)
         stack.callback(worker.terminate)
-        for base in bases:
+        for base in every:
             wait_until_up(base)
             requests.get(f"{base}{page}")  # rendered once: the reads below are cached
 
-        times = sequential(bases[0], token, posts, args.patches)
+        times = sequential(api_bases[0], token, posts, args.patches)
         print(
             f"run {number} sequential PATCH ({args.patches}): "
             f"p50 {statistics.median(times) * 1000:.1f} ms, "
@@ -230,8 +269,11 @@ def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> Non
             f"{alone['errors']:.0f} non-2xx/3xx"
         )
         with Staleness(url) as staleness:
+            if args.py_spy:  # what the first server process does under reads + writes
+                stack.enter_context(profiled(servers[0].pid, args.py_spy, args.seconds))
+                stack.enter_context(profiled(worker.pid, f"{args.py_spy}.worker", args.seconds))
             readers = [wrk(base, page, args.seconds) for base in bases]
-            writers = writes(bases, token, max(posts), args.rate, args.seconds)
+            writers = writes(api_bases, token, max(posts), args.rate, args.seconds)
             loaded = combined([wrk_result(p) for p in readers])
             written = combined([wrk_result(p) for p in writers])
             time.sleep(1)
@@ -260,12 +302,24 @@ def main() -> None:
     parser.add_argument("--posts", type=int, default=100_000)
     parser.add_argument("--per-page", type=int, default=1000)
     parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument(
+        "--api-processes",
+        type=int,
+        default=0,
+        help="server processes of their own for the writes (0: the readers' take them)",
+    )
     parser.add_argument("--rate", type=float, default=50)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--patches", type=int, default=300)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument(
         "--apply-poll", default="auto", help="the worker's maintainer.poll_seconds (auto)"
+    )
+    parser.add_argument(
+        "--max-staleness", default="1", help="the servers' sitemap_server.max_staleness (1)"
+    )
+    parser.add_argument(
+        "--py-spy", metavar="FILE", help="profile the first server under reads + writes"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -283,6 +337,7 @@ def main() -> None:
         print(
             f"{args.db}: {args.posts} posts generated and built in "
             f"{time.perf_counter() - started:.0f} s; {args.processes} server process(es)"
+            + (f" for reads, {args.api_processes} for writes" if args.api_processes else "")
         )
         for number in range(1, args.runs + 1):
             run(args, url, directory, number)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -24,6 +25,7 @@ from typing import Any
 import pluggy
 from sqlalchemy import and_, delete, func, insert, or_, select, text, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..content.links import Links
@@ -76,14 +78,15 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
 
 
 def apply_pending(
-    session: Session, limit: int = APPLY_BATCH, may_rebuild: bool = True
+    session: Session, limit: int = APPLY_BATCH, may_rebuild: bool = True, wait: bool = True
 ) -> int | None:
     """Apply up to ``limit`` rows of the change log in ``session``'s transaction: the
     number applied (0: none waiting), or None when another maintainer is at work (it
     will apply them). The rows are deleted in this transaction, so a crash loses none.
     With ``may_rebuild``, a full batch that leaves many more waiting for the size of the
-    site turns into a rebuild of every sitemap (``_cheaper_to_rebuild``)."""
-    if not try_lock(session, MAINTAINER):
+    site turns into a rebuild of every sitemap (``_cheaper_to_rebuild``). Without
+    ``wait``, None also when SQLite's write lock is taken (``try_lock``)."""
+    if not try_lock(session, MAINTAINER, wait):
         return None
     changes, count = change_log.claim(session, limit)
     if may_rebuild and count == limit and _cheaper_to_rebuild(session):
@@ -112,13 +115,13 @@ def apply_all(sessions: sessionmaker[Session]) -> int:
 
 
 def apply_some(
-    sessions: sessionmaker[Session], limit: int, may_rebuild: bool = False
+    sessions: sessionmaker[Session], limit: int, may_rebuild: bool = False, wait: bool = True
 ) -> int | None:
     """``apply_pending`` in a transaction of its own. By default never a rebuild: what a
     request that found changes waiting too long can afford before it answers (the rest
     is left to the next request or to a maintainer)."""
     with sessions.begin() as session:
-        return apply_pending(session, limit, may_rebuild)
+        return apply_pending(session, limit, may_rebuild, wait)
 
 
 def rebuild(session: Session) -> None:
@@ -129,12 +132,27 @@ def rebuild(session: Session) -> None:
     refresh(session, ContentChanges(everything=True))
 
 
-def try_lock(session: Session, name: str) -> bool:
+def try_lock(session: Session, name: str, wait: bool = True) -> bool:
     """Hold ``name`` to the end of the transaction, unless someone else does (PostgreSQL);
-    on SQLite, take the database's write lock (one writer: waiting is the lock)."""
+    on SQLite, take the database's write lock (one writer: waiting is the lock), or,
+    without ``wait``, only if no one holds it now."""
     if session.get_bind().dialect.name == "postgresql":
         return bool(session.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), _lock_key(name)))
-    take_write_lock(session)
+    if wait:
+        take_write_lock(session)
+        return True
+    connection = session.connection()
+    busy_timeout = int(connection.exec_driver_sql("PRAGMA busy_timeout").scalar() or 0)
+    connection.exec_driver_sql("PRAGMA busy_timeout = 0")
+    try:
+        take_write_lock(session)
+    except OperationalError as error:
+        code = getattr(error.orig, "sqlite_errorcode", 0)
+        if code & 0xFF != sqlite3.SQLITE_BUSY:  # the primary code of an extended one
+            raise
+        return False
+    finally:
+        connection.exec_driver_sql(f"PRAGMA busy_timeout = {busy_timeout}")
     return True
 
 

@@ -115,8 +115,10 @@ class Reader:
             if waiting:
                 # Changes have waited too long for the maintainer (no worker runs, or it
                 # is behind): apply the oldest (a bounded number; the next requests, or a
-                # maintainer already at work, do the rest).
-                maintenance.apply_some(self.session_factory, READER_CHANGES)
+                # maintainer already at work, do the rest). Never by waiting for SQLite's
+                # write lock, unless every answer must show every write before it.
+                exact = not self.max_staleness
+                maintenance.apply_some(self.session_factory, READER_CHANGES, wait=exact)
             if due:
                 # A scheduled change has come due, or a provider was never built: do it
                 # before answering, so that no answer is ever stale.

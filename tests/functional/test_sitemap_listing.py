@@ -528,6 +528,29 @@ def test_index_lastmod_is_the_newest_lastmod_inside_each_sitemap(api, testapp):
         assert moment(index[f"{SITE}/{name}-sitemap.xml"]) == moment(newest)
 
 
+def test_a_page_in_the_index_follows_its_posts_dates_forward_and_back(api, testapp):
+    """A page's date is the newest of its entries' whichever way an edit moves one."""
+    update_settings(api, entries_per_page=2)
+    posts = [create_post(api, slug=f"p{day}", published_at=at(day)) for day in (1, 2, 3, 4)]
+    second = f"{SITE}/post-sitemap2.xml"  # posts 2 and 3 (page 1: the home page, post 1)
+    assert moment(sitemap_index(testapp)[second]) == moment(at(3))
+
+    update_post(api, posts[1], modified_at=at(9))
+    index = sitemap_index(testapp)
+    assert moment(index[second]) == moment(at(9))
+    assert moment(index[f"{SITE}/post-sitemap.xml"]) == moment(at(9))  # the home page's
+
+    update_post(api, posts[1], modified_at=at(1))  # back: dated by its publication again
+    index = sitemap_index(testapp)
+    assert moment(index[second]) == moment(at(3))
+    assert moment(index[f"{SITE}/post-sitemap.xml"]) == moment(at(4))
+    for page in (1, 2, 3):
+        entries = urlset(testapp, "post", page)
+        assert index[f"{SITE}/post-sitemap{'' if page == 1 else page}.xml"] == max(
+            e.lastmod for e in entries
+        )
+
+
 # S-403: images ---------------------------------------------------------------------------
 
 

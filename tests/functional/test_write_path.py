@@ -73,15 +73,21 @@ def test_a_write_records_its_change_and_the_status_says_when_it_is_served(
     assert f"{SITE_URL}/2024/01/hello/" in url_locs(testapp, "/post-sitemap.xml")
 
 
-def test_a_read_does_not_apply_a_fresh_change_but_one_that_waited_max_staleness(
-    app_with, api_token, clock
-):
+def site_with_a_waiting_post(app_with: Any, api_token: str) -> tuple[Any, Any, Any, str]:
+    """An app with ``max_staleness`` 30 s whose sitemaps are built, then a post written:
+    (app, admin client, crawler client, the post's URL)."""
     app = app_with(**{"sitemap_server.max_staleness": "30"})
     admin = client(app, api_token)
     reader = client(app)
     reader.get("/sitemap_index.xml")
     create_post(admin, title="Hello", slug="hello")
-    url = f"{SITE_URL}/2024/01/hello/"
+    return app, admin, reader, f"{SITE_URL}/2024/01/hello/"
+
+
+def test_a_read_does_not_apply_a_fresh_change_but_one_that_waited_max_staleness(
+    app_with, api_token, clock
+):
+    _app, admin, reader, url = site_with_a_waiting_post(app_with, api_token)
 
     assert url not in url_locs(reader, "/post-sitemap.xml")  # 0 s old: may wait
     clock.advance(seconds=31)
@@ -146,6 +152,22 @@ def test_a_failed_pass_keeps_the_change_for_the_next_one(wsgi_app, api, testapp,
 
     assert apply_changes(api) == 1
     assert f"{SITE_URL}/2024/01/kept/" in url_locs(testapp, "/post-sitemap.xml")
+
+
+def test_a_read_never_waits_for_a_maintainer_at_work(app_with, api_token, clock):
+    """A read that finds a change waiting too long applies it only if no one else is
+    applying the log (or, on SQLite, writing) at that moment: otherwise it answers with
+    what is stored, and a later read (or that maintainer) shows the change."""
+    app, admin, reader, url = site_with_a_waiting_post(app_with, api_token)
+    clock.advance(seconds=31)
+
+    sessions = app.registry["dbsession_factory"]
+    with sessions.begin() as busy:
+        assert maintenance.try_lock(busy, maintenance.MAINTAINER)  # someone at work
+        assert url not in url_locs(reader, "/post-sitemap.xml")  # 200, what is stored
+    assert status(admin)["waiting"] == 1
+    assert url in url_locs(reader, "/post-sitemap.xml")  # free again: applied first
+    assert status(admin)["waiting"] == 0
 
 
 def test_two_maintainers_at_once_apply_each_change_once(wsgi_app, api, testapp, clean_database):
