@@ -113,8 +113,10 @@ def sitemap_exclude(kind: str, item: Any) -> bool | None:
 def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
     """Change or drop one entry before it is stored.
 
-    Called for each entry a provider computes, in plugin registration order; each
-    implementation receives the entry the previous one returned.
+    Called for each entry a provider computes, in the order pluggy calls any hook
+    (``tryfirst`` implementations first, then the last registered first, ``trylast``
+    ones last); each implementation receives the entry the previous one returned. A
+    wrapper cannot implement it: the plugin manager refuses one at start-up.
 
     After the last implementation, the core makes every entry fit for a document
     (``sitemaps/xml.py``, ``EntryRules``, through ``content/sanitize.py``), whoever made
@@ -223,8 +225,36 @@ def hook_docs() -> str:
         "`python -m sitemap_server.hookspecs > docs/hooks.md`; do not edit by hand.",
         "",
         "Implement a hook with a function of the same name marked "
-        "`@sitemap_server.hookimpl`, in a module registered under the `sitemap_server` "
+        "`@hookimpl`, in a module registered under the `sitemap_server` "
         "entry-point group. Hooks are called with keyword arguments.",
+        "",
+        "A plugin imports from `sitemap_server.plugin` and from nothing else of the core: "
+        "that module is the plugin API (`hookimpl`, `Provider`, `Entry`, `BuildContext`, "
+        "`ContentChanges`, the models a plugin reads, the sanitizer, the admin API's view "
+        "helpers; its docstring lists them), and the rest of the core may change between "
+        "versions. `tests/unit/test_plugin_door.py` holds the two plugins that ship with "
+        "the core to it; `plugins/video` and `plugins/news` are worked examples.",
+        "",
+        "**Order.** Every hook runs its implementations in the order pluggy calls them: "
+        "`tryfirst` ones first, then the last registered first (the core's built-in "
+        "plugins are registered before the installed ones, which come in entry-point "
+        "order, then `sitemap_server.extra_plugins`), `trylast` ones last. Hooks that "
+        "return lists combine every result in that order; `sitemap_exclude` stops at the "
+        "first answer that is not None; `sitemap_entry` is a chain in that order. "
+        "`sitemap_entry`, `sitemap_exclusion_criteria`, `sitemap_exclude` and "
+        "`sitemap_migrations` are called one implementation at a time (to chain them or "
+        "to name the plugin that answered), so a wrapper (`wrapper=True` or "
+        "`hookwrapper=True`) on them is refused at start-up; on every other hook "
+        "pluggy's wrappers work as pluggy documents.",
+        "",
+        "```python",
+        "from sitemap_server.plugin import hookimpl",
+        "",
+        "",
+        "@hookimpl",
+        "def sitemap_entry(kind, entry, item):",
+        '    return None if kind == "post" and item.slug.startswith("tmp-") else entry',
+        "```",
         "",
     ]
     for name, function in all_hookspecs().items():

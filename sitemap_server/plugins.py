@@ -32,6 +32,29 @@ BUILTIN_PLUGINS = (
 )
 
 
+# Hooks whose implementations the core calls one at a time, in pluggy's own order (to
+# chain them, or to name the plugin that answered): a wrapper there would wrap nothing.
+CALLED_ONE_BY_ONE = (
+    "sitemap_entry",
+    "sitemap_exclusion_criteria",
+    "sitemap_exclude",
+    "sitemap_migrations",
+)
+
+
+def refuse_wrappers(manager: pluggy.PluginManager) -> None:
+    """Fail at start-up, naming the plugin, if a wrapper implements one of
+    ``CALLED_ONE_BY_ONE`` (it would otherwise be called as a plain function)."""
+    for hook in CALLED_ONE_BY_ONE:
+        for impl in getattr(manager.hook, hook).get_hookimpls():
+            if impl.wrapper or impl.hookwrapper:
+                raise pluggy.PluginValidationError(
+                    impl.plugin,
+                    f"plugin {impl.plugin_name!r}: {hook} cannot be a wrapper (the core "
+                    "calls its implementations one at a time; see docs/hooks.md)",
+                )
+
+
 def get_plugin_manager(
     disabled: Iterable[str] = (), load_entrypoints: bool = True
 ) -> pluggy.PluginManager:
@@ -58,6 +81,7 @@ def get_plugin_manager(
         manager.load_setuptools_entrypoints(PROJECT)
     # A misspelt hook in any plugin fails here, at start-up, not silently never runs.
     manager.check_pending()
+    refuse_wrappers(manager)
     return manager
 
 
@@ -70,6 +94,7 @@ def from_settings(settings: dict[str, Any]) -> pluggy.PluginManager:
     for dotted in settings.get("sitemap_server.extra_plugins", ()):
         manager.register(importlib.import_module(dotted), name=dotted)
     manager.check_pending()
+    refuse_wrappers(manager)
     return manager
 
 

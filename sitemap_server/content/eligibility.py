@@ -71,9 +71,8 @@ def _plugin_rules(plugins: pluggy.PluginManager, kind: str) -> list[Rule]:
     """One rule per plugin whose ``sitemap_exclusion_criteria`` has criteria for ``kind``,
     asked in the order pluggy calls them."""
     rules = []
+    # No wrappers: plugins.refuse_wrappers refuses them at start-up.
     for impl in reversed(plugins.hook.sitemap_exclusion_criteria.get_hookimpls()):
-        if impl.wrapper or impl.hookwrapper:
-            continue
         arguments = {"kind": kind}
         found: Any = impl.function(*(arguments[name] for name in impl.argnames))
         if found:
@@ -248,9 +247,8 @@ def vetoing_plugin(plugins: pluggy.PluginManager, kind: str, item: Any) -> str |
     The implementations are asked as pluggy asks them (``firstresult``: the first answer
     that is not None decides), one by one so that the answer can name its plugin.
     """
+    # No wrappers: plugins.refuse_wrappers refuses them at start-up.
     for impl in reversed(plugins.hook.sitemap_exclude.get_hookimpls()):
-        if impl.wrapper or impl.hookwrapper:
-            continue
         arguments = {"kind": kind, "item": item}
         result = impl.function(*(arguments[name] for name in impl.argnames))
         if result is not None:

@@ -34,6 +34,21 @@ def effective_site_url(settings: SiteSettings, configured: str) -> str:
     return (settings.site_url or configured).rstrip("/")
 
 
+# Where a session finds the ini file's site URL (``models.get_session_factory``).
+SITE_URL_KEY = "sitemap_server.site_url"
+
+
+def configured_site_url(session: Session) -> str:
+    """The ini file's ``sitemap_server.site_url``, as ``session`` was made with it."""
+    return str(session.info.get(SITE_URL_KEY) or "http://localhost")
+
+
+def site_url_of(session: Session) -> str:
+    """The site's URL, without a trailing slash: the one stored through the API, else
+    the ini file's."""
+    return effective_site_url(get_settings(session), configured_site_url(session))
+
+
 def _check_page(session: Session, field: str, post_id: int | None) -> None:
     if post_id is None:
         return

@@ -35,7 +35,7 @@ from ..models.meta import utcnow
 from ..models.notifications import ADDED, REMOVED, UPDATED
 from ..plugins import for_session
 from ..services.common import take_write_lock
-from ..services.site import effective_site_url, get_settings
+from ..services.site import configured_site_url, effective_site_url, get_settings
 from . import changes as change_log
 from .changes import ContentChanges, UrlChange
 from .entries import Entry
@@ -44,7 +44,6 @@ from .xml import EntryRules
 
 log = logging.getLogger(__name__)
 
-SITE_URL_KEY = "sitemap_server.site_url"
 PAGE_BYTES_KEY = "sitemap_server.max_page_bytes"
 # Changes at least this large (objects), and rebuilds of sites at least this large (posts),
 # are followed by fresh planner statistics.
@@ -154,10 +153,6 @@ def try_lock(session: Session, name: str, wait: bool = True) -> bool:
     finally:
         connection.exec_driver_sql(f"PRAGMA busy_timeout = {busy_timeout}")
     return True
-
-
-def configured_site_url(session: Session) -> str:
-    return str(session.info.get(SITE_URL_KEY) or "http://localhost")
 
 
 def all_providers(session: Session, plugins: pluggy.PluginManager) -> list[Provider]:
@@ -356,7 +351,7 @@ def _subject(provider: Provider, entry: Entry) -> str:
 
 
 def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterable[Entry]:
-    """Each entry through the ``sitemap_entry`` chain, in plugin registration order."""
+    """Each entry through the ``sitemap_entry`` chain (``filter_entry``)."""
     for entry in entries:
         current, _changed_by = filter_entry(ctx.plugins, provider.kind, entry)
         if current is not None:
@@ -366,11 +361,13 @@ def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -
 def filter_entry(
     plugins: pluggy.PluginManager, kind: str, entry: Entry
 ) -> tuple[Entry | None, list[str]]:
-    """``entry`` through the ``sitemap_entry`` chain, in plugin registration order: what
-    is left of it (None: dropped), and the plugins that changed or dropped it."""
+    """``entry`` through the ``sitemap_entry`` chain, in the order pluggy calls a hook
+    (``tryfirst`` ones, then the last registered first, ``trylast`` ones last): what is
+    left of it (None: dropped), and the plugins that changed or dropped it. Wrappers are
+    refused at start-up (``plugins.refuse_wrappers``)."""
     current: Entry | None = entry
     changed_by: list[str] = []
-    for impl in plugins.hook.sitemap_entry.get_hookimpls():
+    for impl in reversed(plugins.hook.sitemap_entry.get_hookimpls()):
         # As pluggy calls a hook: an implementation may take only some of the arguments.
         arguments = {"kind": kind, "entry": current, "item": entry.item}
         result: Any = impl.function(*(arguments[name] for name in impl.argnames))

@@ -302,6 +302,68 @@ def test_sitemap_entry_implementation_may_take_some_arguments():
     assert [entry.path for entry in kept] == ["/kept/"]
 
 
+def entry_chain(*registered: object) -> list[str]:
+    """The order ``registered`` (each a plugin whose ``sitemap_entry`` appends its
+    ``name`` to the entry's path) ran in, as the stored entry shows it."""
+    manager = plugins.get_plugin_manager(load_entrypoints=False)
+    for plugin in registered:
+        manager.register(plugin)
+    entry, _changed_by = maintenance.filter_entry(
+        manager, "post", Entry(key=1, path="/", lastmod=None)
+    )
+    assert entry is not None
+    return entry.path.strip("/").split("/")
+
+
+def appending(name: str, **marks: bool) -> object:
+    class Appending:
+        @hookspecs.hookimpl(**marks)
+        def sitemap_entry(self, entry):
+            return Entry(key=entry.key, path=f"{entry.path}{name}/", lastmod=entry.lastmod)
+
+    plugin = Appending()
+    plugin.__class__.__name__ = name
+    return plugin
+
+
+def test_the_sitemap_entry_chain_runs_in_pluggys_order():
+    """As pluggy calls any hook: tryfirst first, then the last registered first,
+    trylast last."""
+    assert entry_chain(appending("a"), appending("b"), appending("c")) == ["c", "b", "a"]
+    late = appending("late", trylast=True)
+    early = appending("early", tryfirst=True)
+    assert entry_chain(late, appending("a"), early, appending("b")) == ["early", "b", "a", "late"]
+
+
+@pytest.mark.parametrize("hook", plugins.CALLED_ONE_BY_ONE)
+@pytest.mark.parametrize("mark", ["wrapper", "hookwrapper"])
+def test_a_wrapper_on_a_hook_called_one_at_a_time_is_refused_at_start_up(hook, mark):
+    def wrap(self, **_arguments):
+        return (yield)
+
+    wrapping = type("Wrapping", (), {hook: hookspecs.hookimpl(**{mark: True})(wrap)})
+    manager = plugins.get_plugin_manager(load_entrypoints=False)
+    manager.register(wrapping(), name="wrapping")
+    with pytest.raises(pluggy.PluginValidationError, match=f"'wrapping': {hook} cannot be a"):
+        plugins.refuse_wrappers(manager)
+
+
+def test_a_wrapper_on_a_hook_pluggy_calls_wraps_it():
+    seen = []
+
+    class Wrapping:
+        @hookspecs.hookimpl(wrapper=True)
+        def sitemap_namespaces(self):
+            found = yield
+            seen.append(found)
+            return found
+
+    manager = plugins.get_plugin_manager(load_entrypoints=False)
+    manager.register(Wrapping())
+    plugins.refuse_wrappers(manager)
+    assert manager.hook.sitemap_namespaces() == seen[0]
+
+
 # sitemap_content_changed ----------------------------------------------------------------
 
 

@@ -15,8 +15,7 @@ import yaml
 from pyramid.config import Configurator
 from sqlalchemy.orm import Session
 
-from sitemap_server import hookimpl
-from sitemap_server.sitemaps.providers import Provider
+from sitemap_server.plugin import Provider, hookimpl
 
 from . import models  # noqa: F401  (the tables join the core's metadata)
 from .provider import XSL, NewsProvider

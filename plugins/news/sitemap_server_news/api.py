@@ -8,7 +8,7 @@ from typing import Any
 from pyramid.config import Configurator
 from pyramid.request import Request
 
-from sitemap_server.api.views import api_view, body, path_param
+from sitemap_server.plugin import api_view, body, path_param
 
 from . import services
 from .models import NewsPost, NewsSettings, NewsTerm

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from sitemap_server.models.meta import Base
+from sitemap_server.plugin import Base
 
 
 class NewsSettings(Base):

@@ -16,11 +16,17 @@ from typing import Any
 
 from sqlalchemy import exists, func, or_, select
 
-from sitemap_server.models import Post, SitemapEntry, post_terms
-from sitemap_server.sitemaps.changes import ContentChanges
-from sitemap_server.sitemaps.entries import Entry
-from sitemap_server.sitemaps.providers import BuildContext, Provider
-from sitemap_server.sitemaps.xml import valid_chars, w3c
+from sitemap_server.plugin import (
+    BuildContext,
+    ContentChanges,
+    Entry,
+    Post,
+    Provider,
+    SitemapEntry,
+    post_terms,
+    valid_chars,
+    w3c,
+)
 
 from .models import NewsPost, NewsSettings, NewsTerm
 

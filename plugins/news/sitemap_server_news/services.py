@@ -6,9 +6,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sitemap_server.models import Post, PostType, Term
-from sitemap_server.services.common import changed, flush
-from sitemap_server.services.errors import Invalid, NotFound
+from sitemap_server.plugin import Invalid, NotFound, Post, PostType, Term, changed, flush
 
 from .models import NewsPost, NewsSettings, NewsTerm
 from .provider import news_language, news_settings

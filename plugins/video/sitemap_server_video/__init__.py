@@ -16,9 +16,7 @@ import yaml
 from pyramid.config import Configurator
 from sqlalchemy.orm import Session
 
-from sitemap_server import hookimpl
-from sitemap_server.sitemaps.changes import ContentChanges
-from sitemap_server.sitemaps.providers import Provider
+from sitemap_server.plugin import ContentChanges, Provider, hookimpl
 
 from . import (
     demo,

@@ -9,7 +9,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
 
-from sitemap_server.api.views import api_view, body, created, no_content, path_param
+from sitemap_server.plugin import api_view, body, created, no_content, path_param
 
 from . import services
 from .models import Video

@@ -17,10 +17,7 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sitemap_server.models import Post
-from sitemap_server.models.meta import utcnow
-from sitemap_server.services.site import effective_site_url, get_settings
-from sitemap_server.sitemaps.maintenance import configured_site_url
+from sitemap_server.plugin import Post, site_url_of, utcnow
 
 from . import oembed
 from .models import DETECTED, Video
@@ -47,7 +44,7 @@ def describe_videos(session: Session, post_ids: Iterable[int]) -> None:
         .where(Video.title.is_(None), Video.fetched_at.is_(None))
         .order_by(Video.id)
     ).all()
-    site_url = effective_site_url(get_settings(session), configured_site_url(session))
+    site_url = site_url_of(session)
     for video, post_title in rows:
         kind = KINDS.get((video.embed_key or "").partition(":")[0], "video file")
         video.title = f"{post_title} ({kind})"

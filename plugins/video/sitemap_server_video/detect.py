@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from sitemap_server.content.sanitize import clean_url
+from sitemap_server.plugin import clean_url
 
 YOUTUBE = re.compile(
     r"(?:https?:)?//(?:www\.|m\.)?(?:youtube(?:-nocookie)?\.com/(?:embed/|v/|shorts/|watch\?(?:[^\s\"'<>]*?&(?:amp;)?)?v=)|youtu\.be/)"

@@ -7,8 +7,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from sitemap_server.models.content import MAX_TITLE_LENGTH, MAX_URL_LENGTH
-from sitemap_server.models.meta import Base, UTCDateTime
+from sitemap_server.plugin import MAX_TITLE_LENGTH, MAX_URL_LENGTH, Base, UTCDateTime
 
 # Where a video row came from: the admin API, or found in the post's content on save.
 MANUAL = "manual"

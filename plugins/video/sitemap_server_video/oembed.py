@@ -22,9 +22,7 @@ import requests
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from sitemap_server.content.sanitize import clean_text, clean_url
-from sitemap_server.models.content import MAX_TITLE_LENGTH, MAX_URL_LENGTH
-from sitemap_server.models.meta import utcnow
+from sitemap_server.plugin import MAX_TITLE_LENGTH, MAX_URL_LENGTH, clean_text, clean_url, utcnow
 
 from .models import Video
 

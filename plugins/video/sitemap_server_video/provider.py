@@ -17,14 +17,24 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import exists, select
 
-from sitemap_server.content import permalinks
-from sitemap_server.content.sanitize import clean_text, clean_url, host_of, normal_host
-from sitemap_server.models import Post, SitemapEntry, Term, post_terms
-from sitemap_server.providers.posts import descendants
-from sitemap_server.sitemaps.changes import ContentChanges
-from sitemap_server.sitemaps.entries import Entry
-from sitemap_server.sitemaps.providers import BuildContext, Provider, chunks
-from sitemap_server.sitemaps.xml import w3c
+from sitemap_server.plugin import (
+    BuildContext,
+    ContentChanges,
+    Entry,
+    Post,
+    Provider,
+    SitemapEntry,
+    Term,
+    chunks,
+    clean_text,
+    clean_url,
+    home_path,
+    host_of,
+    normal_host,
+    page_descendants,
+    post_terms,
+    w3c,
+)
 
 from .models import Video
 
@@ -53,7 +63,7 @@ class VideoProvider(Provider):
         keys = set(changes.posts)
         # A page's permalink holds its ancestors' slugs: as the post types' providers
         # do, recompute the descendants of the changed posts (their URLs may have moved).
-        keys |= descendants(ctx.session, keys)
+        keys |= page_descendants(ctx.session, keys)
         has_video = exists().where(Video.post_id == post_terms.c.post_id)
         for batch in chunks(sorted(changes.terms)):
             keys.update(
@@ -126,7 +136,7 @@ def _front_page_row(ctx: BuildContext) -> _Listed | None:
         select(SitemapEntry.path, SitemapEntry.lastmod).where(
             SitemapEntry.provider.in_(ctx.post_providers),
             SitemapEntry.key == 0,
-            SitemapEntry.path == permalinks.home_path(),
+            SitemapEntry.path == home_path(),
         )
     ).first()
     has_video = exists().where(Video.post_id == settings.front_page_id)

@@ -7,14 +7,19 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sitemap_server.content.links import Links
-from sitemap_server.models import Post
-from sitemap_server.models.meta import utcnow
-from sitemap_server.services.common import changed, flush, get_or_404, parse_datetime
-from sitemap_server.services.errors import Invalid, NotFound
-from sitemap_server.services.site import effective_site_url, get_settings
-from sitemap_server.sitemaps.maintenance import configured_site_url
-from sitemap_server.sitemaps.providers import chunks
+from sitemap_server.plugin import (
+    Invalid,
+    Links,
+    NotFound,
+    Post,
+    changed,
+    chunks,
+    flush,
+    get_or_404,
+    parse_datetime,
+    site_url_of,
+    utcnow,
+)
 
 from . import oembed
 from .detect import Found, find_videos
@@ -109,7 +114,7 @@ def sync_detected(session: Session, post_ids: set[int]) -> None:
     only_videos: set[int] = session.info.pop(VIDEO_WRITES, set())
     if not post_ids:
         return
-    site_url = effective_site_url(get_settings(session), configured_site_url(session))
+    site_url = site_url_of(session)
     links = Links(session, site_url)
     to_fetch: list[Video] = []
     for batch in chunks(sorted(post_ids)):

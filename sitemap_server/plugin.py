@@ -1,0 +1,85 @@
+"""The one module a plugin imports from the core: everything here is the plugin API.
+
+A plugin (a distribution with a ``sitemap_server`` entry point, see docs/hooks.md)
+imports from ``sitemap_server.plugin`` and from SQLAlchemy, Pyramid and its own code,
+nothing else of ours: the rest of the core may change between versions, this module
+changes only with a note in docs/hooks.md. ``tests/unit/test_plugin_door.py`` holds both
+plugins that ship with the core to it.
+
+What it holds:
+
+- hooks: ``hookimpl`` marks an implementation of a hook in ``sitemap_server.hookspecs``;
+- sitemaps: ``Provider`` (one sitemap: its entries, the keys a change affects),
+  ``Entry``, ``BuildContext`` (what a provider is given), ``ContentChanges`` (what a
+  write changed, which plugins record for their own rows), ``chunks`` (ids in batches
+  a database takes in one ``IN``), ``w3c`` (a W3C date) and ``valid_chars`` (text XML
+  1.0 can hold);
+- content: the models a plugin reads or joins (``Post``, ``PostType``, ``Term``,
+  ``post_terms``, ``SitemapEntry``), ``Base`` and ``UTCDateTime`` for its own tables,
+  the length limits of titles and URLs, ``utcnow``, ``Links`` (permalinks of posts),
+  ``home_path``, ``page_descendants``, ``site_url_of``;
+- the sanitizer: ``clean_text``, ``clean_url``, ``host_of``, ``normal_host``;
+- the admin API: ``api_view`` (a view checked against the OpenAPI document the plugin
+  contributes), ``body``, ``path_param``, ``created``, ``no_content``, and the services'
+  helpers and errors (``changed``, ``flush``, ``get_or_404``, ``parse_datetime``,
+  ``Invalid``, ``NotFound``).
+"""
+
+from __future__ import annotations
+
+from .api.views import api_view, body, created, no_content, path_param
+from .content.links import Links
+from .content.permalinks import home_path
+from .content.sanitize import clean_text, clean_url, host_of, normal_host
+from .hookspecs import hookimpl
+from .models import Post, PostType, SitemapEntry, Term, post_terms
+from .models.content import MAX_TITLE_LENGTH, MAX_URL_LENGTH
+from .models.meta import Base, UTCDateTime, utcnow
+from .providers.posts import descendants as page_descendants
+from .services.common import changed, flush, get_or_404, parse_datetime
+from .services.errors import Invalid, NotFound
+from .services.site import site_url_of
+from .sitemaps.changes import ContentChanges
+from .sitemaps.entries import Entry
+from .sitemaps.providers import BuildContext, Provider, chunks
+from .sitemaps.xml import valid_chars, w3c
+
+__all__ = [
+    "MAX_TITLE_LENGTH",
+    "MAX_URL_LENGTH",
+    "Base",
+    "BuildContext",
+    "ContentChanges",
+    "Entry",
+    "Invalid",
+    "Links",
+    "NotFound",
+    "Post",
+    "PostType",
+    "Provider",
+    "SitemapEntry",
+    "Term",
+    "UTCDateTime",
+    "api_view",
+    "body",
+    "changed",
+    "chunks",
+    "clean_text",
+    "clean_url",
+    "created",
+    "flush",
+    "get_or_404",
+    "home_path",
+    "hookimpl",
+    "host_of",
+    "no_content",
+    "normal_host",
+    "page_descendants",
+    "parse_datetime",
+    "path_param",
+    "post_terms",
+    "site_url_of",
+    "utcnow",
+    "valid_chars",
+    "w3c",
+]
