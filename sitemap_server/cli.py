@@ -22,9 +22,9 @@ from pyramid.paster import get_appsettings, setup_logging
 from sqlalchemy.orm import Session
 
 from . import migrations
+from .errors import ServiceError
 from .models import get_engine, get_session_factory, get_tm_session
 from .plugins import DISTRIBUTION, PLUGIN_MANAGER, describe_plugins, from_settings
-from .services.errors import ServiceError
 from .settings import SettingsError, normalize
 
 DEFAULT_CONFIG = "development.ini"
@@ -207,7 +207,7 @@ def explain_target(words: list[str]) -> tuple[str, int] | str:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .services.errors import NotFound
+    from .errors import NotFound
     from .sitemaps.explain import explain_object, explain_url
 
     target = explain_target(args.what)

@@ -31,14 +31,14 @@ from .api.views import api_view, body, created, no_content, path_param
 from .content.links import Links
 from .content.permalinks import home_path
 from .content.sanitize import clean_text, clean_url, host_of, normal_host
+from .errors import Invalid, NotFound
 from .hookspecs import hookimpl
 from .models import Post, PostType, SitemapEntry, Term, post_terms
 from .models.content import MAX_TITLE_LENGTH, MAX_URL_LENGTH
 from .models.meta import Base, UTCDateTime, utcnow
+from .models.site import site_url_of
 from .providers.posts import descendants as page_descendants
 from .services.common import changed, flush, get_or_404, parse_datetime
-from .services.errors import Invalid, NotFound
-from .services.site import site_url_of
 from .sitemaps.changes import ContentChanges
 from .sitemaps.entries import Entry
 from .sitemaps.providers import BuildContext, Provider, chunks

@@ -29,8 +29,8 @@ from pyramid.config.views import ViewDeriverInfo
 from pyramid.request import Request
 from pyramid.response import Response
 
+from ..errors import FieldProblem
 from ..services.decoding import character_problem, decode_json, text_problems
-from ..services.errors import FieldProblem
 from .schema import FORMATS, inline_refs, problems_checker, type_names
 
 OPENAPI = "sitemap_server.openapi"

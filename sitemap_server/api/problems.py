@@ -14,8 +14,8 @@ from pyramid.response import Response
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm.exc import ObjectDeletedError, StaleDataError
 
+from ..errors import FieldProblem, ServiceError
 from ..outages import database_unavailable, log_unavailable, unavailable_response
-from ..services.errors import FieldProblem, ServiceError
 from .openapi import OPENAPI, RequestInvalid
 
 log = logging.getLogger(__name__)

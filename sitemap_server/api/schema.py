@@ -23,7 +23,7 @@ import yaml
 from jsonschema.exceptions import ValidationError
 
 from ..content.urls import http_url_problem, is_http_url, is_image_url, is_site_path
-from ..services.errors import FieldProblem
+from ..errors import FieldProblem
 
 _HOSTNAME = re.compile(
     r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$",

@@ -13,11 +13,12 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from ..content.links import Links
+from ..errors import FieldProblem, ServiceError
 from ..models import Author, Post, PostType, Taxonomy, Term, post_terms
+from ..models import site as site_model
 from ..models.meta import utcnow
 from ..services import authors, posts, site, terms, types
 from ..services.common import parse_datetime
-from ..services.errors import FieldProblem, ServiceError
 from ..sitemaps.changes import Waiting
 from ..sitemaps.explain import KINDS, explain_object, explain_url
 from . import representations as rep
@@ -39,9 +40,9 @@ def query(request: Request) -> dict[str, Any]:
 
 
 def links(request: Request) -> Links:
-    settings = site.get_settings(request.dbsession)
+    settings = site_model.get_settings(request.dbsession)
     configured = request.registry.settings["sitemap_server.site_url"]
-    return Links(request.dbsession, site.effective_site_url(settings, configured))
+    return Links(request.dbsession, site_model.effective_site_url(settings, configured))
 
 
 def created(request: Request, payload: dict[str, Any], location: str) -> dict[str, Any]:
@@ -276,9 +277,9 @@ def delete_term(request: Request) -> Response:
 
 
 def _settings_payload(request: Request) -> dict[str, Any]:
-    settings = site.get_settings(request.dbsession)
+    settings = site_model.get_settings(request.dbsession)
     configured = request.registry.settings["sitemap_server.site_url"]
-    return rep.settings_dict(settings, site.effective_site_url(settings, configured))
+    return rep.settings_dict(settings, site_model.effective_site_url(settings, configured))
 
 
 @api_view(route_name="api.settings", request_method="GET")

@@ -12,7 +12,7 @@ from typing import Any
 import zope.sqlalchemy
 from pyramid.config import Configurator
 from pyramid.request import Request
-from sqlalchemy import engine_from_config, event
+from sqlalchemy import engine_from_config, event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, configure_mappers, sessionmaker
 
@@ -47,6 +47,7 @@ __all__ = [
     "get_tm_session",
     "metadata",
     "post_terms",
+    "take_write_lock",
 ]
 
 configure_mappers()
@@ -76,6 +77,17 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
         # Durable at checkpoints, and much faster than FULL; the usual choice with WAL.
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+
+
+def take_write_lock(session: Session) -> None:
+    """On SQLite, take the database's write lock now, before reading what will change.
+
+    SQLite has one writer at a time and no row locks, and pysqlite opens a transaction
+    only at the first write: without this, a request could read a row, another could
+    delete it, and the first would then update nothing. A write that matches no row takes
+    the lock all the same. PostgreSQL locks the rows themselves (``FOR UPDATE``)."""
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(text("UPDATE site_settings SET id = id WHERE 1 = 0"))
 
 
 def get_session_factory(

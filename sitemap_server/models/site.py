@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from .content import MAX_URL_LENGTH
 from .meta import Base
@@ -35,3 +35,31 @@ class SiteSettings(Base):
     front_page_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
     posts_page_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
     allowed_image_hosts: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+
+# Reading them: every part of the application that needs the settings or the site URL.
+
+
+def get_settings(session: Session) -> SiteSettings:
+    # The row is created by the first migration and can never be deleted.
+    return session.get_one(SiteSettings, 1)
+
+
+def effective_site_url(settings: SiteSettings, configured: str) -> str:
+    """The site URL stored through the API, else the one in the server's configuration."""
+    return (settings.site_url or configured).rstrip("/")
+
+
+# Where a session finds the ini file's site URL (``models.get_session_factory``).
+SITE_URL_KEY = "sitemap_server.site_url"
+
+
+def configured_site_url(session: Session) -> str:
+    """The ini file's ``sitemap_server.site_url``, as ``session`` was made with it."""
+    return str(session.info.get(SITE_URL_KEY) or "http://localhost")
+
+
+def site_url_of(session: Session) -> str:
+    """The site's URL, without a trailing slash: the one stored through the API, else
+    the ini file's."""
+    return effective_site_url(get_settings(session), configured_site_url(session))

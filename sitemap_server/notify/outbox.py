@@ -20,7 +20,7 @@ from ..hookspecs import hookimpl
 from ..models import Notification, NotificationChange
 from ..models.meta import utcnow
 from ..models.notifications import INDEXNOW, PENDING, PING, REBUILT
-from ..services.site import effective_site_url, get_settings
+from ..models.site import effective_site_url, get_settings
 from ..sitemaps.changes import UrlChange
 from ..sitemaps.providers import chunks
 from .config import NotifyConfig

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from ..models import Notification, NotificationAttempt, NotificationChange
 from ..models.notifications import PENDING
-from ..services.site import effective_site_url, get_settings
+from ..models.site import effective_site_url, get_settings
 from .config import NotifyConfig
 
 

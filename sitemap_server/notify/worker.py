@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..models import Notification, NotificationAttempt, get_engine, get_session_factory
 from ..models.meta import utcnow
 from ..models.notifications import CANCELLED, FAILED, INDEXNOW, PENDING, SENT
-from ..services.site import effective_site_url, get_settings
+from ..models.site import effective_site_url, get_settings
 from ..settings import setting_value
 from ..sitemaps.maintenance import apply_all, catch_up
 from . import outbox, report, senders

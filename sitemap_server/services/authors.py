@@ -7,9 +7,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ..errors import Conflict
 from ..models import Author, Post
 from .common import apply, changed, ensure_free, flush, get_or_404
-from .errors import Conflict
 from .ids import use_explicit_id
 
 FIELDS = ("slug", "name", "noindex")

@@ -7,16 +7,17 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from ..content.slugs import unique_slug
+from ..errors import Conflict, Invalid, NotFound
+from ..models import take_write_lock
 from ..plugins import for_session
 from ..sitemaps.changes import record as record_change
 from ..sitemaps.changes import take as take_changes
-from .errors import Conflict, Invalid, NotFound
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
 
 T = TypeVar("T")
@@ -48,17 +49,6 @@ def get_or_404(
     if obj is None:
         raise NotFound(f"{what} {key!r} does not exist")
     return obj
-
-
-def take_write_lock(session: Session) -> None:
-    """On SQLite, take the database's write lock now, before reading what will change.
-
-    SQLite has one writer at a time and no row locks, and pysqlite opens a transaction
-    only at the first write: without this, a request could read a row, another could
-    delete it, and the first would then update nothing. A write that matches no row takes
-    the lock all the same. PostgreSQL locks the rows themselves (``FOR UPDATE``)."""
-    if session.get_bind().dialect.name == "sqlite":
-        session.execute(text("UPDATE site_settings SET id = id WHERE 1 = 0"))
 
 
 def require_reference(session: Session, model: type[T], key: Any, field: str, what: str) -> T:

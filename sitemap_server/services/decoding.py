@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from ..content.sanitize import XML_INVALID
-from .errors import FieldProblem
+from ..errors import FieldProblem
 
 # Longest first: the UTF-32 little-endian mark starts with the UTF-16 one.
 _BYTE_ORDER_MARKS = (

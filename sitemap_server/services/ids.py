@@ -15,7 +15,7 @@ from sqlalchemy import exists, func, select, text
 from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session
 
-from .errors import Conflict
+from ..errors import Conflict
 
 # Ids are PostgreSQL integers; the OpenAPI ``Id`` schema documents the same range.
 MAX_ID = 2**31 - 1

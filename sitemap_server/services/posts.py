@@ -14,11 +14,11 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
+from ..errors import Conflict, FieldProblem, Invalid
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
 from ..sitemaps.changes import record
 from .common import add_with_free_slug, apply, changed, flush, get_or_404, parse_datetime
-from .errors import Conflict, FieldProblem, Invalid
 from .ids import (
     allocating_ids,
     check_allocated_ids,

@@ -6,9 +6,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from ..errors import Invalid
 from ..models import Post, SiteSettings
+from ..models.site import get_settings
 from .common import apply, changed, flush
-from .errors import Invalid
 
 FIELDS = (
     "site_url",
@@ -22,31 +23,6 @@ FIELDS = (
     "posts_page_id",
     "allowed_image_hosts",
 )
-
-
-def get_settings(session: Session) -> SiteSettings:
-    # The row is created by the first migration and can never be deleted.
-    return session.get_one(SiteSettings, 1)
-
-
-def effective_site_url(settings: SiteSettings, configured: str) -> str:
-    """The site URL stored through the API, else the one in the server's configuration."""
-    return (settings.site_url or configured).rstrip("/")
-
-
-# Where a session finds the ini file's site URL (``models.get_session_factory``).
-SITE_URL_KEY = "sitemap_server.site_url"
-
-
-def configured_site_url(session: Session) -> str:
-    """The ini file's ``sitemap_server.site_url``, as ``session`` was made with it."""
-    return str(session.info.get(SITE_URL_KEY) or "http://localhost")
-
-
-def site_url_of(session: Session) -> str:
-    """The site's URL, without a trailing slash: the one stored through the API, else
-    the ini file's."""
-    return effective_site_url(get_settings(session), configured_site_url(session))
 
 
 def _check_page(session: Session, field: str, post_id: int | None) -> None:

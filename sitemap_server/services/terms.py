@@ -8,6 +8,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
+from ..errors import Invalid
 from ..models import Taxonomy, Term, post_terms
 from ..sitemaps.changes import record
 from .common import (
@@ -19,7 +20,6 @@ from .common import (
     get_or_404,
     require_reference,
 )
-from .errors import Invalid
 from .ids import use_explicit_id
 
 FIELDS = ("name", "description", "noindex", "canonical")

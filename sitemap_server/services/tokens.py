@@ -8,10 +8,10 @@ import secrets
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..errors import NotFound
 from ..models import ApiToken
 from ..models.meta import utcnow
 from .common import ensure_free, flush
-from .errors import NotFound
 
 TOKEN_PREFIX = "sms_"
 

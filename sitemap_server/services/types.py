@@ -8,9 +8,9 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
 from ..content.permalinks import pattern_problem
+from ..errors import Conflict, Invalid
 from ..models import Post, PostType, Taxonomy, Term
 from .common import apply, changed, ensure_free, flush, get_or_404
-from .errors import Conflict, Invalid
 
 POST_TYPE_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_path")
 TAXONOMY_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_base")

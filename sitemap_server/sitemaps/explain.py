@@ -22,11 +22,11 @@ from sqlalchemy.orm import Session
 
 from ..content import eligibility, permalinks
 from ..content.eligibility import Exclusion, Rule
+from ..errors import NotFound
 from ..models import Author, Post, PostType, SitemapEntry, SitemapPage, Taxonomy, Term, post_terms
 from ..plugins import for_session
 from ..providers.posts import is_static_front_page, newest_lastmod
 from ..providers.taxonomies import term_subtree
-from ..services.errors import NotFound
 from .maintenance import all_providers, build_context, catch_up, filter_entry
 from .providers import Provider
 from .reader import site_zone

@@ -30,12 +30,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..content.links import Links
 from ..hookspecs import hookimpl
-from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion
+from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion, take_write_lock
 from ..models.meta import utcnow
 from ..models.notifications import ADDED, REMOVED, UPDATED
+from ..models.site import configured_site_url, effective_site_url, get_settings
 from ..plugins import for_session
-from ..services.common import take_write_lock
-from ..services.site import configured_site_url, effective_site_url, get_settings
 from . import changes as change_log
 from .changes import ContentChanges, UrlChange
 from .entries import Entry

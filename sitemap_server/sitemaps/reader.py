@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..models import SITE, SitemapVersion
 from ..models.meta import utcnow
-from ..services.site import effective_site_url, get_settings
+from ..models.site import effective_site_url, get_settings
 from . import maintenance
 from .changes import OLDEST_WAITING
 from .providers import Provider
