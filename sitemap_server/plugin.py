@@ -18,6 +18,9 @@ What it holds:
   ``post_terms``, ``SitemapEntry``), ``Base`` and ``UTCDateTime`` for its own tables,
   the length limits of titles and URLs, ``utcnow``, ``Links`` (permalinks of posts),
   ``home_path``, ``page_descendants``, ``site_url_of``;
+- the application: ``context_of(session)`` is the ``AppContext`` a session was made
+  with (its plugin manager, the ini file's site URL, every setting: a plugin reads its
+  own there);
 - the sanitizer: ``clean_text``, ``clean_url``, ``host_of``, ``normal_host``;
 - the admin API: ``api_view`` (a view checked against the OpenAPI document the plugin
   contributes), ``body``, ``path_param``, ``created``, ``no_content``, and the services'
@@ -31,6 +34,7 @@ from .api.views import api_view, body, created, no_content, path_param
 from .content.links import Links
 from .content.permalinks import home_path
 from .content.sanitize import clean_text, clean_url, host_of, normal_host
+from .context import AppContext, context_of
 from .errors import Invalid, NotFound
 from .hookspecs import hookimpl
 from .models import Post, PostType, SitemapEntry, Term, post_terms
@@ -47,6 +51,7 @@ from .sitemaps.xml import valid_chars, w3c
 __all__ = [
     "MAX_TITLE_LENGTH",
     "MAX_URL_LENGTH",
+    "AppContext",
     "Base",
     "BuildContext",
     "ContentChanges",
@@ -66,6 +71,7 @@ __all__ = [
     "chunks",
     "clean_text",
     "clean_url",
+    "context_of",
     "created",
     "flush",
     "get_or_404",

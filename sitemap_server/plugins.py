@@ -161,16 +161,19 @@ def describe_plugins(manager: pluggy.PluginManager) -> list[PluginDescription]:
 
 
 def for_session(session: Session) -> pluggy.PluginManager:
-    """The manager a session was made with (see models.get_session_factory)."""
-    manager = session.info.get(PLUGIN_MANAGER)
-    return manager if manager is not None else default_plugin_manager()
+    """The manager of the application context ``session`` was made with (no fallback:
+    a session without one fails, see ``context.context_of``)."""
+    from .context import context_of
+
+    return context_of(session).plugins
 
 
 _default: pluggy.PluginManager | None = None
 
 
 def default_plugin_manager() -> pluggy.PluginManager:
-    """The manager for code that has no configuration at hand (a bare session)."""
+    """Every installed plugin, for the one caller with no configuration at hand: the
+    migrations run by Alembic's own command line (``migrations.plugin_streams``)."""
     global _default
     if _default is None:
         _default = get_plugin_manager()

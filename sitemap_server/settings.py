@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 from pyramid.settings import asbool
 
+from .context import MAX_PAGE_BYTES
+
 
 class SettingsError(ValueError):
     """A setting is missing or invalid; the message names it."""
@@ -169,7 +171,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "sitemap_server.max_page_bytes",
-        str(50 * 1024 * 1024),
+        str(MAX_PAGE_BYTES),
         _positive_int,
         doc="Largest sitemap page (bytes, uncompressed). A page that would pass it holds fewer "
         "entries than the page size (S-310: 50 MiB, the protocol's limit; lower only to test).",

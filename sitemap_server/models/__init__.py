@@ -16,6 +16,7 @@ from sqlalchemy import engine_from_config, event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, configure_mappers, sessionmaker
 
+from ..context import CONTEXT_KEY, AppContext
 from .auth import ApiToken
 from .content import Author, Post, PostStatus, PostType, Robots, Taxonomy, Term, post_terms
 from .meta import Base, metadata
@@ -93,16 +94,12 @@ def take_write_lock(session: Session) -> None:
 def get_session_factory(
     engine: Engine, settings: dict[str, Any] | None = None
 ) -> sessionmaker[Session]:
-    """Sessions that know the plugins and the configured site URL (the write path needs both)."""
+    """Sessions that carry the application context ``settings`` describe
+    (``context.AppContext``: plugins, site URL, limits); without settings, sessions that
+    can read and write rows but not run the write path (it needs the context)."""
     info: dict[str, Any] = {}
     if settings is not None:
-        from ..plugins import PLUGIN_MANAGER, from_settings
-
-        info[PLUGIN_MANAGER] = settings.get(PLUGIN_MANAGER) or from_settings(settings)
-        info["sitemap_server.site_url"] = settings.get("sitemap_server.site_url")
-        info["sitemap_server.max_page_bytes"] = settings.get("sitemap_server.max_page_bytes")
-        # All of them, for plugins that read their own settings in the write path.
-        info["sitemap_server.settings"] = settings
+        info[CONTEXT_KEY] = AppContext.from_settings(settings)
     return sessionmaker(bind=engine, info=info)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from ..context import context_of
 from .content import MAX_URL_LENGTH
 from .meta import Base
 
@@ -50,13 +51,9 @@ def effective_site_url(settings: SiteSettings, configured: str) -> str:
     return (settings.site_url or configured).rstrip("/")
 
 
-# Where a session finds the ini file's site URL (``models.get_session_factory``).
-SITE_URL_KEY = "sitemap_server.site_url"
-
-
 def configured_site_url(session: Session) -> str:
     """The ini file's ``sitemap_server.site_url``, as ``session`` was made with it."""
-    return str(session.info.get(SITE_URL_KEY) or "http://localhost")
+    return context_of(session).site_url
 
 
 def site_url_of(session: Session) -> str:

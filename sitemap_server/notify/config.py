@@ -10,9 +10,8 @@ from urllib.parse import quote
 
 from sqlalchemy.orm import Session
 
+from ..context import CONTEXT_KEY
 from ..settings import setting_value
-
-SETTINGS_KEY = "sitemap_server.settings"  # where get_session_factory leaves them
 
 
 @dataclass(frozen=True)
@@ -69,8 +68,8 @@ class NotifyConfig:
     @classmethod
     def from_session(cls, session: Session) -> NotifyConfig | None:
         """The configuration of the application that made ``session`` (None: a bare one)."""
-        settings = session.info.get(SETTINGS_KEY)
-        return None if settings is None else cls.of(settings)
+        context = session.info.get(CONTEXT_KEY)
+        return None if context is None else cls.of(context.settings)
 
     def ping_url(self, template: str, site_url: str) -> str:
         return template.replace("{sitemap}", quote(index_url(site_url), safe=""))

@@ -29,6 +29,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..content.links import Links
+from ..context import context_of
 from ..hookspecs import hookimpl
 from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion, take_write_lock
 from ..models.meta import utcnow
@@ -38,19 +39,14 @@ from ..plugins import for_session
 from . import changes as change_log
 from .changes import ContentChanges, UrlChange
 from .entries import Entry
-from .providers import BuildContext, Provider, chunks
+from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, chunks
 from .xml import EntryRules
 
 log = logging.getLogger(__name__)
 
-PAGE_BYTES_KEY = "sitemap_server.max_page_bytes"
 # Changes at least this large (objects), and rebuilds of sites at least this large (posts),
 # are followed by fresh planner statistics.
 BULK_CHANGE = 1000
-MAX_PAGE_BYTES = 50 * 1024 * 1024  # S-310
-# What a page holds besides its entries: the XML declaration, the stylesheet, the root
-# element with its namespaces.
-PAGE_FRAME_BYTES = 4096
 # A sitemap rebuilt as a whole is compared with what it held, URL by URL, up to this many
 # entries (one IndexNow submission); a larger one is announced as rebuilt, without URLs.
 COMPARED_REBUILD = 10_000
@@ -171,7 +167,7 @@ def build_context(
         site_url=site_url,
         now=utcnow(),
         links=Links(session, site_url),
-        page_bytes=int(session.info.get(PAGE_BYTES_KEY) or MAX_PAGE_BYTES) - PAGE_FRAME_BYTES,
+        page_bytes=context_of(session).max_page_bytes - PAGE_FRAME_BYTES,
         post_providers=[p.name for p in providers if p.kind == "post"],
     )
 

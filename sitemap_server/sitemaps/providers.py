@@ -12,6 +12,7 @@ import pluggy
 from sqlalchemy.orm import Session
 
 from ..content.links import Links
+from ..context import MAX_PAGE_BYTES
 from ..models import SiteSettings
 from .changes import ContentChanges
 from .entries import Entry
@@ -22,6 +23,11 @@ MAIN_XSL = "/main-sitemap.xsl"
 URL_BYTES = len("<url>\n<loc></loc></url>\n") + 8
 LASTMOD_BYTES = len("<lastmod>2019-10-21T12:37:01+00:00</lastmod>")
 IMAGE_BYTES = len("<image:image><image:loc></image:loc></image:image>")
+
+
+# What a page holds besides its entries: the XML declaration, the stylesheet, the root
+# element with its namespaces.
+PAGE_FRAME_BYTES = 4096
 
 
 @dataclass
@@ -37,7 +43,7 @@ class BuildContext:
     # Names of the post-type providers (authors and terms count only their entries).
     post_providers: list[str] = field(default_factory=list)
     # The bytes a page's entries may take (S-310: 50 MiB, less the page's frame).
-    page_bytes: int = 50 * 1024 * 1024 - 4096
+    page_bytes: int = MAX_PAGE_BYTES - PAGE_FRAME_BYTES
 
 
 class Provider:

@@ -22,13 +22,19 @@ import requests
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from sitemap_server.plugin import MAX_TITLE_LENGTH, MAX_URL_LENGTH, clean_text, clean_url, utcnow
+from sitemap_server.plugin import (
+    MAX_TITLE_LENGTH,
+    MAX_URL_LENGTH,
+    clean_text,
+    clean_url,
+    context_of,
+    utcnow,
+)
 
 from .models import Video
 
 log = logging.getLogger(__name__)
 
-SETTINGS = "sitemap_server.settings"
 ENDPOINT = "sitemap_server_video.oembed.{host}"
 TIMEOUT = "sitemap_server_video.oembed.timeout"
 DEFAULT_TIMEOUT = 5.0
@@ -55,7 +61,7 @@ def host_of(video: Video) -> str | None:
 
 
 def _settings(session: Session) -> dict[str, Any]:
-    return dict(session.info.get(SETTINGS) or {})
+    return dict(context_of(session).settings)
 
 
 def fetch_after_commit(session: Session, video_ids: list[int]) -> None:
@@ -120,10 +126,10 @@ def fetch(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
     they are filled: what was set in the meantime (by hand, say) is kept, and a video
     deleted in the meantime stays deleted.
     """
-    settings = dict(info.get(SETTINGS) or {})
-    timeout = float(settings.get(TIMEOUT) or DEFAULT_TIMEOUT)
     asks: list[tuple[int, str, str]] = []
     with Session(bind=bind, info=info) as session:
+        settings = _settings(session)
+        timeout = float(settings.get(TIMEOUT) or DEFAULT_TIMEOUT)
         for video_id in video_ids:
             video = session.get(Video, video_id)
             host = host_of(video) if video is not None else None

@@ -1,0 +1,61 @@
+"""The application context: what the whole application takes from its configuration.
+
+``main()`` and every command build one ``AppContext`` from the normalised settings; the
+sessions they make carry it (``models.get_session_factory``) and a request reaches it
+through its session or the registry. There is one key and no fallback: a session made
+without a context fails with a message that says so, instead of quietly running with
+every installed plugin and no configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+from sqlalchemy.orm import Session
+
+# Where a session's ``info`` and the Pyramid registry hold it.
+CONTEXT_KEY = "sitemap_server.context"
+# S-310: a sitemap file holds at most 50 MiB, uncompressed.
+MAX_PAGE_BYTES = 50 * 1024 * 1024
+DEFAULT_SITE_URL = "http://localhost"
+
+
+@dataclass(frozen=True)
+class AppContext:
+    plugins: pluggy.PluginManager
+    # The ini file's ``sitemap_server.site_url`` (one stored through the API wins over
+    # it: ``models.site.site_url_of``).
+    site_url: str = DEFAULT_SITE_URL
+    # The largest page, in bytes (``sitemap_server.max_page_bytes``).
+    max_page_bytes: int = MAX_PAGE_BYTES
+    # Every setting, normalised: plugins read their own here.
+    settings: MutableMapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_settings(cls, settings: MutableMapping[str, Any]) -> AppContext:
+        """The context ``settings`` (normalised, ``settings.normalize``) describe; their
+        plugin manager if they hold one already (``main()`` puts it there)."""
+        from .plugins import PLUGIN_MANAGER, from_settings
+
+        plugins = settings.get(PLUGIN_MANAGER) or from_settings(dict(settings))
+        settings[PLUGIN_MANAGER] = plugins
+        return cls(
+            plugins=plugins,
+            site_url=str(settings.get("sitemap_server.site_url") or DEFAULT_SITE_URL),
+            max_page_bytes=int(settings.get("sitemap_server.max_page_bytes") or MAX_PAGE_BYTES),
+            settings=settings,
+        )
+
+
+def context_of(session: Session) -> AppContext:
+    """The context ``session`` was made with."""
+    found = session.info.get(CONTEXT_KEY)
+    if found is None:
+        raise LookupError(
+            "this session has no application context: make it with "
+            "models.get_session_factory(engine, AppContext.from_settings(settings))"
+        )
+    return found
