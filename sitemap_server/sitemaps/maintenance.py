@@ -9,7 +9,8 @@ for a recomputation, and a writer never waits for a sitemap.
 Per provider: the entries of the affected keys are recomputed and replaced. If the set of
 listed (key, part) pairs changed, pages are recut from the first page that changed (new
 posts only ever touch the last page); if only dates changed, the newest ``lastmod`` of the
-pages concerned is recomputed. A full rebuild is the same ``refresh`` with every key.
+pages concerned is recomputed (both in ``pages.py``); the provider's version is bumped
+(``versions.py``). A full rebuild is the same ``refresh`` with every key.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from datetime import datetime
 from typing import Any
 
 import pluggy
-from sqlalchemy import and_, delete, func, insert, or_, select, text, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -39,7 +39,9 @@ from ..plugins import for_session
 from . import changes as change_log
 from .changes import ContentChanges, UrlChange
 from .entries import Entry
+from .pages import overfull_pages, recut_pages, refresh_page_dates
 from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, chunks
+from .versions import bump, set_due, stored_dues
 from .xml import EntryRules
 
 log = logging.getLogger(__name__)
@@ -278,12 +280,6 @@ def catch_up(session: Session) -> bool:
     return True
 
 
-def stored_dues(session: Session) -> dict[str, datetime | None]:
-    """Each built provider's stored ``due_at`` (a provider missing here was never built)."""
-    rows = session.execute(select(SitemapVersion.provider, SitemapVersion.due_at))
-    return {name: due_at for name, due_at in rows}
-
-
 def update_provider(
     ctx: BuildContext,
     provider: Provider,
@@ -298,15 +294,6 @@ def update_provider(
         set_due(ctx.session, provider.name, due_at)
         if stored is not None:
             stored[provider.name] = due_at
-
-
-def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
-    """Store ``due_at`` without a new version (nothing a crawler sees has changed)."""
-    session.execute(
-        _upsert(session)
-        .values(provider=provider, version=0, changed_at=utcnow(), due_at=due_at)
-        .on_conflict_do_update(index_elements=[SitemapVersion.provider], set_={"due_at": due_at})
-    )
 
 
 def _stored_form(
@@ -445,7 +432,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     else:
         # The same entries: pages keep their cut unless one grew past the byte limit.
         resized = {k for k in after if _sized(after[k]) != _sized(before[k])}
-        overfull = _overfull_pages(ctx, provider.name, {key for key, _ in resized})
+        overfull = overfull_pages(ctx, provider.name, {key for key, _ in resized})
         recut_from = overfull[0].first_key if overfull else None
     if recut_from is not None:
         recut_pages(ctx, provider.name, from_key=recut_from)
@@ -490,48 +477,6 @@ def _sized(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return path, images, extra
 
 
-def _overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[SitemapPage]:
-    """The pages holding ``keys`` whose entries now pass the byte limit, in order."""
-    found = []
-    for page in _pages_holding(ctx.session, provider, keys):
-        size = ctx.session.scalar(
-            select(func.sum(SitemapEntry.size)).where(
-                SitemapEntry.provider == provider, *_within(page)
-            )
-        )
-        if (size or 0) > ctx.page_bytes:
-            found.append(page)
-    return found
-
-
-def _pages_holding(session: Session, provider: str, keys: set[int]) -> list[SitemapPage]:
-    if not keys:
-        return []
-    return list(
-        session.scalars(
-            select(SitemapPage)
-            .where(
-                SitemapPage.provider == provider,
-                or_(
-                    *(
-                        and_(SitemapPage.first_key <= key, SitemapPage.last_key >= key)
-                        for key in sorted(keys)
-                    )
-                ),
-            )
-            .order_by(SitemapPage.page)
-        )
-    )
-
-
-def _within(page: SitemapPage) -> tuple[Any, Any]:
-    position = tuple_(SitemapEntry.key, SitemapEntry.part)
-    return (
-        position >= tuple_(page.first_key, page.first_part),
-        position <= tuple_(page.last_key, page.last_part),
-    )
-
-
 def _replace(ctx: BuildContext, provider: Provider, keys: set[int], entries: list[Entry]) -> None:
     """Store ``entries`` in place of the provider's stored entries for ``keys``."""
     for batch in chunks(sorted(keys)):
@@ -547,140 +492,3 @@ def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> 
     rows = (e.row(provider.name, provider.entry_bytes(e, ctx.site_url)) for e in entries)
     for batch in chunks(rows):
         ctx.session.execute(insert(SitemapEntry), batch)
-
-
-def _position(key: int, part: int) -> Any:
-    return tuple_(SitemapEntry.key, SitemapEntry.part) > tuple_(key, part)
-
-
-def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
-    """Cut the provider's entries into pages again, from the page holding ``from_key``."""
-    session = ctx.session
-    per_page = ctx.settings.entries_per_page
-    start_page = 1
-    if from_key is not None:
-        holding = session.scalar(
-            select(func.min(SitemapPage.page)).where(
-                SitemapPage.provider == provider, SitemapPage.last_key >= from_key
-            )
-        )
-        if holding is None:  # beyond the end: the last page may have room for it
-            holding = session.scalar(
-                select(func.max(SitemapPage.page)).where(SitemapPage.provider == provider)
-            )
-        start_page = holding or 1
-    cursor = (-1, 0)
-    if start_page > 1:
-        previous = session.get(SitemapPage, (provider, start_page - 1))
-        assert previous is not None
-        cursor = (previous.last_key, previous.last_part)
-    session.execute(
-        delete(SitemapPage).where(SitemapPage.provider == provider, SitemapPage.page >= start_page)
-    )
-    in_provider = SitemapEntry.provider == provider
-    ordered = (SitemapEntry.key, SitemapEntry.part)
-    page = start_page
-    while True:
-        after_cursor = _position(*cursor)
-        first = session.execute(
-            select(*ordered).where(in_provider, after_cursor).order_by(*ordered).limit(1)
-        ).first()
-        if first is None:
-            return
-        last = session.execute(
-            select(*ordered)
-            .where(in_provider, after_cursor)
-            .order_by(*ordered)
-            .limit(1)
-            .offset(per_page - 1)
-        ).first()
-        if last is None:
-            last = session.execute(
-                select(*ordered)
-                .where(in_provider)
-                .order_by(SitemapEntry.key.desc(), SitemapEntry.part.desc())
-                .limit(1)
-            ).first()
-        assert last is not None
-        count, newest, size = session.execute(
-            select(func.count(), func.max(SitemapEntry.lastmod), func.sum(SitemapEntry.size)).where(
-                in_provider, after_cursor, ~_position(last.key, last.part)
-            )
-        ).one()
-        if size > ctx.page_bytes:
-            last = _last_that_fits(session, provider, cursor, last, ctx.page_bytes) or first
-            count, newest = session.execute(
-                select(func.count(), func.max(SitemapEntry.lastmod)).where(
-                    in_provider, after_cursor, ~_position(last.key, last.part)
-                )
-            ).one()
-        session.add(
-            SitemapPage(
-                provider=provider,
-                page=page,
-                first_key=first.key,
-                first_part=first.part,
-                last_key=last.key,
-                last_part=last.part,
-                entries=count,
-                lastmod=newest,
-            )
-        )
-        session.flush()
-        cursor = (last.key, last.part)
-        page += 1
-
-
-def _last_that_fits(
-    session: Session, provider: str, cursor: tuple[int, int], last: Any, budget: int
-) -> Any:
-    """The last entry after ``cursor`` (up to ``last``) whose running size fits ``budget``."""
-    ordered = (SitemapEntry.key, SitemapEntry.part)
-    running = (
-        select(*ordered, func.sum(SitemapEntry.size).over(order_by=ordered).label("running"))
-        .where(
-            SitemapEntry.provider == provider,
-            _position(*cursor),
-            ~_position(last.key, last.part),
-        )
-        .subquery()
-    )
-    return session.execute(
-        select(running.c.key, running.c.part)
-        .where(running.c.running <= budget)
-        .order_by(running.c.key.desc(), running.c.part.desc())
-        .limit(1)
-    ).first()
-
-
-def refresh_page_dates(ctx: BuildContext, provider: str, keys: set[int]) -> None:
-    """Recompute the newest ``lastmod`` of the pages holding ``keys``."""
-    if not keys:
-        return
-    if len(keys) > 200:  # many scattered dates: cheaper to recut than to look up each
-        recut_pages(ctx, provider, from_key=min(keys))
-        return
-    session = ctx.session
-    for page in _pages_holding(session, provider, keys):
-        page.lastmod = session.scalar(
-            select(func.max(SitemapEntry.lastmod)).where(
-                SitemapEntry.provider == provider, *_within(page)
-            )
-        )
-
-
-def bump(session: Session, provider: str) -> None:
-    """One more change for ``provider``; locks its row until commit on PostgreSQL."""
-    now: datetime = utcnow()
-    statement = _upsert(session).values(provider=provider, version=1, changed_at=now)
-    statement = statement.on_conflict_do_update(
-        index_elements=[SitemapVersion.provider],
-        set_={"version": SitemapVersion.version + 1, "changed_at": now},
-    )
-    session.execute(statement)
-
-
-def _upsert(session: Session) -> Any:
-    """``INSERT … ON CONFLICT`` into sitemap_versions, in the session's dialect."""
-    module: Any = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    return module.insert(SitemapVersion)

@@ -1,0 +1,47 @@
+"""``sitemap_versions``: one row per provider (and ``SITE``) whose number grows with every
+change a crawler could see (ETags, caches, the reader), and when the provider is next
+due to change by itself (a scheduled post going live)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from ..models import SitemapVersion
+from ..models.meta import utcnow
+
+
+def stored_dues(session: Session) -> dict[str, datetime | None]:
+    """Each built provider's stored ``due_at`` (a provider missing here was never built)."""
+    rows = session.execute(select(SitemapVersion.provider, SitemapVersion.due_at))
+    return {name: due_at for name, due_at in rows}
+
+
+def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
+    """Store ``due_at`` without a new version (nothing a crawler sees has changed)."""
+    session.execute(
+        _upsert(session)
+        .values(provider=provider, version=0, changed_at=utcnow(), due_at=due_at)
+        .on_conflict_do_update(index_elements=[SitemapVersion.provider], set_={"due_at": due_at})
+    )
+
+
+def bump(session: Session, provider: str) -> None:
+    """One more change for ``provider``; locks its row until commit on PostgreSQL."""
+    now: datetime = utcnow()
+    statement = _upsert(session).values(provider=provider, version=1, changed_at=now)
+    statement = statement.on_conflict_do_update(
+        index_elements=[SitemapVersion.provider],
+        set_={"version": SitemapVersion.version + 1, "changed_at": now},
+    )
+    session.execute(statement)
+
+
+def _upsert(session: Session) -> Any:
+    """``INSERT … ON CONFLICT`` into sitemap_versions, in the session's dialect."""
+    module: Any = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    return module.insert(SitemapVersion)
