@@ -22,7 +22,8 @@ from pyramid.httpexceptions import HTTPMovedPermanently
 from pyramid.request import Request
 from pyramid.response import Response
 
-from .views import HTML_ROOT, X_ROBOTS_TAG, html_url, not_found
+from .responses import X_ROBOTS_TAG, not_found
+from .views import HTML_ROOT, html_url
 
 XSL_FILES = "sitemap_server.xsl_files"  # path of each stylesheet -> its asset
 INDEX = "sitemap_index"

@@ -4,19 +4,15 @@ A request reads the content versions (one small query); if the client already ha
 version it gets a 304, if this process rendered it before it gets the cached bytes,
 and otherwise the page row and its entries are read by key range and rendered. Nothing
 that decides an answer lives only in this process: the versions are in the database.
+The HTTP side (304s, headers, the render cache, 404s) is in ``responses.py``.
 """
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from collections.abc import Iterable
+from datetime import UTC, tzinfo
 from importlib.resources import files
-from threading import Lock
 from types import SimpleNamespace
 from typing import Any
 
@@ -32,82 +28,27 @@ from ..models import SitemapEntry, SitemapPage
 from ..plugins import PLUGIN_MANAGER
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
+from .responses import (
+    READER,
+    RENDER_CACHE,
+    X_ROBOTS_TAG,
+    RenderCache,
+    not_found,
+    not_found_view,
+    sitemap_response,
+)
 from .xml import local_w3c, w3c, xml_text
 
-X_ROBOTS_TAG = "noindex, follow"
-# Documents larger than this are cached gzipped only (a 50,000-URL page is 9 MB plain).
-KEEP_PLAIN_BYTES = 1024 * 1024
 # The protocol's limit of sitemaps per provider (S-304); a larger number is a page that
 # cannot exist, answered without asking the database (which may not hold such an int).
 MAX_PAGES = 50_000
-NOT_FOUND_ECHO_CHARS = 200
-XML_CONTENT_TYPE = "text/xml"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 # The sitemaps as pages for people, rendered here from their XSL (html.py).
 HTML_ROOT = "/sitemaps/"
 TEMPLATES: dict[str, PageTemplateFile] = {}
 
 
-@dataclass
-class Rendered:
-    """A rendered document. Large ones keep only their gzipped bytes (about a sixth):
-    the few clients that take no gzip get them decompressed."""
-
-    body: bytes | None
-    gzipped: bytes
-    etag: str
-    last_modified: datetime | None
-
-    @property
-    def cost(self) -> int:
-        return len(self.body or b"") + len(self.gzipped)
-
-    def plain(self) -> bytes:
-        return self.body if self.body is not None else gzip.decompress(self.gzipped)
-
-
-class RenderCache:
-    """Rendered documents by (path, versions): bounded, least recently used out first."""
-
-    # Documents rendered at once by one process, at most; a document renders once at a
-    # time (see ``rendering``).
-    STRIPES = 64
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self.size = 0
-        self.items: OrderedDict[tuple[Any, ...], Rendered] = OrderedDict()
-        self.lock = Lock()
-        self.stripes = [Lock() for _ in range(self.STRIPES)]
-
-    def rendering(self, what: tuple[Any, ...]) -> Lock:
-        """Held while ``what`` is rendered: the requests that find the same document
-        missing after a change wait for one rendering instead of each making their own
-        (after a write, every crawler connection would otherwise render it at once)."""
-        return self.stripes[hash(what) % self.STRIPES]
-
-    def get(self, key: tuple[Any, ...]) -> Rendered | None:
-        with self.lock:
-            found = self.items.get(key)
-            if found is not None:
-                self.items.move_to_end(key)
-            return found
-
-    def clear(self) -> None:
-        with self.lock:
-            self.items.clear()
-            self.size = 0
-
-    def put(self, key: tuple[Any, ...], value: Rendered) -> None:
-        cost = value.cost
-        if cost > self.max_bytes // 4:
-            return
-        with self.lock:
-            self.items[key] = value
-            self.size += cost
-            while self.size > self.max_bytes:
-                _, old = self.items.popitem(last=False)
-                self.size -= old.cost
+NAMESPACES = "sitemap_server.namespaces"
 
 
 def template(spec: str) -> PageTemplateFile:
@@ -115,125 +56,6 @@ def template(spec: str) -> PageTemplateFile:
         package, _, path = spec.partition(":")
         TEMPLATES[spec] = PageTemplateFile(str(files(package).joinpath(path)))
     return TEMPLATES[spec]
-
-
-READER = "sitemap_server.reader"
-NAMESPACES = "sitemap_server.namespaces"
-RENDER_CACHE = "sitemap_server.render_cache"
-# Render a document: its text, or None when it does not exist (a 404).
-Render = Callable[[Connection, ReadState], "str | None"]
-
-
-def document_etag(what: tuple[Any, ...], versions: tuple[tuple[str, int, str], ...]) -> str:
-    """``post-2-*.3-post.7-…``: the document, its versions and a digest of their change
-    times."""
-    numbers = "-".join(f"{name}.{number}" for name, number, _ in versions)
-    times = "|".join(changed_at for _, _, changed_at in versions).encode()
-    digest = hashlib.blake2b(times, digest_size=6).hexdigest()
-    return "-".join(map(str, what)) + f"-{numbers}-{digest}"
-
-
-def sitemap_response(
-    request: Request, what: tuple[Any, ...], names: list[str], render: Render
-) -> Response:
-    """304, cached bytes, or a fresh rendering; always with the sitemap headers.
-
-    ``what`` names the document (``("post", 3)``) and ``names`` the providers whose
-    versions it depends on; the site version is always one of them.
-    """
-    reader: Reader = request.registry[READER]
-    cache: RenderCache = request.registry[RENDER_CACHE]
-    state = request.read_state
-    # No (or an unreadable) Accept-Encoding gets plain XML: curl, urllib and many
-    # validators send none and do not decompress.
-    accept_encoding = request.accept_encoding
-    wants_gzip = bool(accept_encoding) and bool(accept_encoding.acceptable_offers(["gzip"]))
-
-    versions = state.version_of(*names)
-    etag = document_etag(what, versions)
-    last_modified = state.changed_at(*names)
-    if is_not_modified(request, f"{etag}-gz" if wants_gzip else etag, last_modified):
-        response = sitemap_headers(request, Response(status=304), etag, wants_gzip)
-        response.last_modified = last_modified
-        return response
-    key = (*what, state.site.site_url, versions)
-    rendered = cache.get(key)
-    plain = None
-    if rendered is None:
-        with cache.rendering(what):
-            rendered = cache.get(key)  # made while this request waited
-            if rendered is None:
-                found = _render(reader, cache, what, names, render)
-                if found is None:
-                    return not_found(request, request.path)
-                rendered, plain = found
-    response = Response(content_type=XML_CONTENT_TYPE, charset="UTF-8")
-    sitemap_headers(request, response, rendered.etag, wants_gzip)
-    response.last_modified = rendered.last_modified
-    if wants_gzip:
-        response.body = rendered.gzipped
-        response.content_encoding = "gzip"
-    else:
-        response.body = plain if plain is not None else rendered.plain()
-    return response
-
-
-def _render(
-    reader: Reader, cache: RenderCache, what: tuple[Any, ...], names: list[str], render: Render
-) -> tuple[Rendered, bytes | None] | None:
-    """``what`` as of a snapshot (from the cache when that version was rendered already),
-    stored in the cache; None when it does not exist."""
-    with reader.snapshot() as conn:
-        # Read again inside the snapshot: the key must name what is rendered.
-        state = reader.state(conn)
-        versions = state.version_of(*names)
-        key = (*what, state.site.site_url, versions)
-        cached = cache.get(key)
-        if cached is not None:
-            return cached, None
-        text = render(conn, state)
-    if text is None:
-        return None
-    plain = text.encode("utf-8")
-    del text
-    gzipped = gzip.compress(plain, 6, mtime=0)
-    kept = plain if len(plain) <= KEEP_PLAIN_BYTES else None
-    rendered = Rendered(kept, gzipped, document_etag(what, versions), state.changed_at(*names))
-    cache.put(key, rendered)
-    return rendered, plain
-
-
-def is_not_modified(request: Request, etag: str, last_modified: datetime | None) -> bool:
-    if request.headers.get("If-None-Match"):
-        return etag in request.if_none_match
-    return (
-        last_modified is not None
-        and request.if_modified_since is not None
-        and last_modified.replace(microsecond=0) <= request.if_modified_since
-    )
-
-
-def sitemap_headers(request: Request, response: Response, etag: str, gzipped: bool) -> Response:
-    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
-    response.headers["Vary"] = "Accept-Encoding"
-    response.headers["ETag"] = f'"{etag}-gz"' if gzipped else f'"{etag}"'
-    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
-    return response
-
-
-def not_found(request: Request, what: str) -> Response:
-    if len(what) > NOT_FOUND_ECHO_CHARS:  # a small body, whatever the URL (S-305)
-        what = what[:NOT_FOUND_ECHO_CHARS] + "…"
-    response = Response(
-        f"Not found: {what}\n", status=404, content_type="text/plain", charset="UTF-8"
-    )
-    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
-    return response
-
-
-def not_found_view(request: Request) -> Response:
-    """Any other unknown URL outside the admin API, with the same header (S-305)."""
-    return not_found(request, request.path)
 
 
 def sitemap_url(site_url: str, name: str, page: int) -> str:

@@ -253,7 +253,7 @@ def forget_rendered(app: Any) -> None:
     Content versions start again at 1 whenever the database is reset, so a document one
     test rendered must not be served to the next (in production versions never go back).
     """
-    from ..sitemaps.views import READER, RENDER_CACHE
+    from ..sitemaps.responses import READER, RENDER_CACHE
 
     app.registry[RENDER_CACHE].clear()
     app.registry[READER].forget()

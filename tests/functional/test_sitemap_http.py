@@ -28,7 +28,7 @@ from webtest import TestApp
 from sitemap_server import main
 from sitemap_server.models import get_session_factory
 from sitemap_server.services.tokens import create_token
-from sitemap_server.sitemaps import views
+from sitemap_server.sitemaps import responses
 from sitemap_server.testing import (
     assert_not_found,
     forget_rendered,
@@ -569,7 +569,7 @@ def test_a_large_document_is_cached_gzipped_and_served_plain_all_the_same(
     books, testapp, monkeypatch
 ):
     # Documents over KEEP_PLAIN_BYTES keep only their gzipped bytes in the render cache.
-    monkeypatch.setattr(views, "KEEP_PLAIN_BYTES", 10)
+    monkeypatch.setattr(responses, "KEEP_PLAIN_BYTES", 10)
     first = raw(testapp, "/post-sitemap.xml")  # rendered now
     again = raw(testapp, "/post-sitemap.xml")  # from the cache, decompressed
     zipped = raw(testapp, "/post-sitemap.xml", **{"Accept-Encoding": "gzip"})
@@ -587,14 +587,14 @@ def test_requests_that_miss_the_cache_at_once_wait_for_one_rendering(
     the others are answered with its bytes."""
     testapp.get("/post-sitemap.xml")  # every change applied: the next ones miss together
     renderings = []
-    real = views._render
+    real = responses._render
 
     def slow_render(*args: Any) -> Any:
         renderings.append(args[2])
         time.sleep(0.3)  # long enough for the other requests to arrive meanwhile
         return real(*args)
 
-    monkeypatch.setattr(views, "_render", slow_render)
+    monkeypatch.setattr(responses, "_render", slow_render)
     forget_rendered(wsgi_app)
     bodies: list[bytes] = []
 

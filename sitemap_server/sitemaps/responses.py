@@ -1,0 +1,212 @@
+"""HTTP for sitemap documents: conditional requests (304), the headers every sitemap
+answer carries, the per-process cache of rendered documents, and the 404 (S-305).
+
+``sitemap_response`` is what every sitemap view returns through: the versions the
+request read name the document (its ETag and its cache key), so a client that has them
+gets a 304, a process that rendered them answers with the cached bytes, and only a
+new version is rendered, once, however many requests ask for it at the same moment.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from threading import Lock
+from typing import Any
+
+from pyramid.request import Request
+from pyramid.response import Response
+from sqlalchemy.engine import Connection
+
+from .reader import Reader, ReadState
+
+X_ROBOTS_TAG = "noindex, follow"
+# A 404 echoes at most this much of the URL asked for (S-305: a small body).
+NOT_FOUND_ECHO_CHARS = 200
+# Documents larger than this are cached gzipped only (a 50,000-URL page is 9 MB plain).
+KEEP_PLAIN_BYTES = 1024 * 1024
+XML_CONTENT_TYPE = "text/xml"
+
+
+@dataclass
+class Rendered:
+    """A rendered document. Large ones keep only their gzipped bytes (about a sixth):
+    the few clients that take no gzip get them decompressed."""
+
+    body: bytes | None
+    gzipped: bytes
+    etag: str
+    last_modified: datetime | None
+
+    @property
+    def cost(self) -> int:
+        return len(self.body or b"") + len(self.gzipped)
+
+    def plain(self) -> bytes:
+        return self.body if self.body is not None else gzip.decompress(self.gzipped)
+
+
+class RenderCache:
+    """Rendered documents by (path, versions): bounded, least recently used out first."""
+
+    # Documents rendered at once by one process, at most; a document renders once at a
+    # time (see ``rendering``).
+    STRIPES = 64
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.items: OrderedDict[tuple[Any, ...], Rendered] = OrderedDict()
+        self.lock = Lock()
+        self.stripes = [Lock() for _ in range(self.STRIPES)]
+
+    def rendering(self, what: tuple[Any, ...]) -> Lock:
+        """Held while ``what`` is rendered: the requests that find the same document
+        missing after a change wait for one rendering instead of each making their own
+        (after a write, every crawler connection would otherwise render it at once)."""
+        return self.stripes[hash(what) % self.STRIPES]
+
+    def get(self, key: tuple[Any, ...]) -> Rendered | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is not None:
+                self.items.move_to_end(key)
+            return found
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+            self.size = 0
+
+    def put(self, key: tuple[Any, ...], value: Rendered) -> None:
+        cost = value.cost
+        if cost > self.max_bytes // 4:
+            return
+        with self.lock:
+            self.items[key] = value
+            self.size += cost
+            while self.size > self.max_bytes:
+                _, old = self.items.popitem(last=False)
+                self.size -= old.cost
+
+
+READER = "sitemap_server.reader"
+RENDER_CACHE = "sitemap_server.render_cache"
+# Render a document: its text, or None when it does not exist (a 404).
+Render = Callable[[Connection, ReadState], "str | None"]
+
+
+def document_etag(what: tuple[Any, ...], versions: tuple[tuple[str, int, str], ...]) -> str:
+    """``post-2-*.3-post.7-…``: the document, its versions and a digest of their change
+    times."""
+    numbers = "-".join(f"{name}.{number}" for name, number, _ in versions)
+    times = "|".join(changed_at for _, _, changed_at in versions).encode()
+    digest = hashlib.blake2b(times, digest_size=6).hexdigest()
+    return "-".join(map(str, what)) + f"-{numbers}-{digest}"
+
+
+def sitemap_response(
+    request: Request, what: tuple[Any, ...], names: list[str], render: Render
+) -> Response:
+    """304, cached bytes, or a fresh rendering; always with the sitemap headers.
+
+    ``what`` names the document (``("post", 3)``) and ``names`` the providers whose
+    versions it depends on; the site version is always one of them.
+    """
+    reader: Reader = request.registry[READER]
+    cache: RenderCache = request.registry[RENDER_CACHE]
+    state = request.read_state
+    # No (or an unreadable) Accept-Encoding gets plain XML: curl, urllib and many
+    # validators send none and do not decompress.
+    accept_encoding = request.accept_encoding
+    wants_gzip = bool(accept_encoding) and bool(accept_encoding.acceptable_offers(["gzip"]))
+
+    versions = state.version_of(*names)
+    etag = document_etag(what, versions)
+    last_modified = state.changed_at(*names)
+    if is_not_modified(request, f"{etag}-gz" if wants_gzip else etag, last_modified):
+        response = sitemap_headers(request, Response(status=304), etag, wants_gzip)
+        response.last_modified = last_modified
+        return response
+    key = (*what, state.site.site_url, versions)
+    rendered = cache.get(key)
+    plain = None
+    if rendered is None:
+        with cache.rendering(what):
+            rendered = cache.get(key)  # made while this request waited
+            if rendered is None:
+                found = _render(reader, cache, what, names, render)
+                if found is None:
+                    return not_found(request, request.path)
+                rendered, plain = found
+    response = Response(content_type=XML_CONTENT_TYPE, charset="UTF-8")
+    sitemap_headers(request, response, rendered.etag, wants_gzip)
+    response.last_modified = rendered.last_modified
+    if wants_gzip:
+        response.body = rendered.gzipped
+        response.content_encoding = "gzip"
+    else:
+        response.body = plain if plain is not None else rendered.plain()
+    return response
+
+
+def _render(
+    reader: Reader, cache: RenderCache, what: tuple[Any, ...], names: list[str], render: Render
+) -> tuple[Rendered, bytes | None] | None:
+    """``what`` as of a snapshot (from the cache when that version was rendered already),
+    stored in the cache; None when it does not exist."""
+    with reader.snapshot() as conn:
+        # Read again inside the snapshot: the key must name what is rendered.
+        state = reader.state(conn)
+        versions = state.version_of(*names)
+        key = (*what, state.site.site_url, versions)
+        cached = cache.get(key)
+        if cached is not None:
+            return cached, None
+        text = render(conn, state)
+    if text is None:
+        return None
+    plain = text.encode("utf-8")
+    del text
+    gzipped = gzip.compress(plain, 6, mtime=0)
+    kept = plain if len(plain) <= KEEP_PLAIN_BYTES else None
+    rendered = Rendered(kept, gzipped, document_etag(what, versions), state.changed_at(*names))
+    cache.put(key, rendered)
+    return rendered, plain
+
+
+def is_not_modified(request: Request, etag: str, last_modified: datetime | None) -> bool:
+    if request.headers.get("If-None-Match"):
+        return etag in request.if_none_match
+    return (
+        last_modified is not None
+        and request.if_modified_since is not None
+        and last_modified.replace(microsecond=0) <= request.if_modified_since
+    )
+
+
+def sitemap_headers(request: Request, response: Response, etag: str, gzipped: bool) -> Response:
+    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    response.headers["Vary"] = "Accept-Encoding"
+    response.headers["ETag"] = f'"{etag}-gz"' if gzipped else f'"{etag}"'
+    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+    return response
+
+
+def not_found(request: Request, what: str) -> Response:
+    if len(what) > NOT_FOUND_ECHO_CHARS:  # a small body, whatever the URL (S-305)
+        what = what[:NOT_FOUND_ECHO_CHARS] + "…"
+    response = Response(
+        f"Not found: {what}\n", status=404, content_type="text/plain", charset="UTF-8"
+    )
+    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    return response
+
+
+def not_found_view(request: Request) -> Response:
+    """Any other unknown URL outside the admin API, with the same header (S-305)."""
+    return not_found(request, request.path)
