@@ -13,669 +13,138 @@ The schema is made by the Alembic migrations, as in production. Requests really 
 through ``pyramid_tm``; after each test every table is emptied and the rows the migrations
 created are put back, so tests never see each other. ``parse_sitemap`` validates against
 the official sitemap XSDs, which ship in this package (``schemas/``, see its SOURCES.md).
+
+``fixtures.py`` holds the fixtures (database, application, clients, clock, command line),
+``assertions.py`` what tests assert about answers (problem details, sitemap documents,
+404s), ``servers.py`` real servers (``pserve production.ini``, a stand-in search engine),
+``hostile.py`` the hostile corpus; this module gathers them for pytest.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import datetime, timedelta
-from functools import cache
-from pathlib import Path
-from typing import Any
-
-import pytest
-import requests
-from sqlalchemy import Engine, MetaData, create_engine, insert, inspect, select, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session
-
-from .. import main, migrations
-from ..models import get_engine, get_session_factory
-from ..models.meta import Clock, utcnow
-from ..services.tokens import create_token
-
-TEST_DATABASE_ENV = "SITEMAP_SERVER_TEST_DATABASE_URL"
-TEST_PLUGINS_ENV = "SITEMAP_SERVER_TEST_PLUGINS"
-# A source checkout (the repository's production.ini, docs/): meaningless in a wheel.
-PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
-SITE_URL = "http://sitemaps.test"
-# The official sitemap XSDs (current and 2009 revisions), shipped with these helpers.
-SCHEMAS_DIR = Path(__file__).resolve().parent / "schemas"
-# The application reads these to override its settings; in a developer's shell they could
-# point the app under test at a real database while the fixtures use the test one.
-APP_ENVIRONMENT = (
-    "SITEMAP_SERVER_DATABASE_URL",
-    "SITEMAP_SERVER_SITE_URL",
-    "SITEMAP_SERVER_CONFIG",
+# The plugin is this package: pytest finds its fixtures and hooks among these names.
+from .assertions import (
+    NOT_FOUND_MAX_BYTES,
+    PROBLEM_JSON,
+    SITEMAP_NS,
+    X_ROBOTS_TAG,
+    assert_not_found,
+    assert_problem,
+    fetch_sitemap,
+    index_locs,
+    parse_sitemap,
+    sitemap_schemas,
+    url_locs,
+    xml_parser,
+)
+from .fixtures import (
+    APP_ENVIRONMENT,
+    PROJECT_ROOT,
+    SCHEMAS_DIR,
+    SITE_URL,
+    TEST_DATABASE_ENV,
+    TEST_PLUGINS_ENV,
+    MovableClock,
+    _drop_everything,
+    _migrated_rows,
+    _no_app_environment,
+    _reflected,
+    _tables,
+    api,
+    api_token,
+    app_session,
+    app_settings,
+    app_with,
+    apply_changes,
+    clean_database,
+    cli,
+    client,
+    clock,
+    database_beside,
+    database_url,
+    db_snapshot,
+    dbsession,
+    engine,
+    forget_rendered,
+    ini_file,
+    installed_plugins_loaded,
+    pytest_report_header,
+    reset_database,
+    restore_logging,
+    testapp,
+    wsgi_app,
+)
+from .servers import (
+    PSERVE,
+    SERVER_STARTUP_SECONDS,
+    SearchEngine,
+    _search_engine_server,
+    free_port,
+    production_command,
+    pserve_production,
+    running,
+    search_engine,
+    serve_production,
+    server_environment,
 )
 
-
-@pytest.fixture(scope="session", autouse=True)
-def _no_app_environment() -> Iterator[None]:
-    """The application under test reads only its test settings; the variables are back
-    as they were once the session ends."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in APP_ENVIRONMENT:
-            patch.delenv(name, raising=False)
-        yield
-
-
-def pytest_report_header(config: pytest.Config) -> str:
-    url = os.environ.get(TEST_DATABASE_ENV)
-    plugins = "installed ones" if installed_plugins_loaded() else "none"
-    return f"sitemap-server database: {url or 'SQLite (temporary file)'}; plugins: {plugins}"
-
-
-@pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The test database: a new SQLite file, or ``SITEMAP_SERVER_TEST_DATABASE_URL``.
-    Under pytest-xdist (``-n``) each worker has its own: on PostgreSQL a database named
-    after the given one and the worker, on the same server, dropped at the end."""
-    url = os.environ.get(TEST_DATABASE_ENV)
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if not url or (make_url(url).get_backend_name() == "sqlite" and worker):
-        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite'}"
-        return
-    if not worker:
-        yield url
-        return
-    with database_beside(url, f"{make_url(url).database}_{worker}") as own:
-        yield own
-
-
-@contextmanager
-def database_beside(url: str, name: str) -> Iterator[str]:
-    """A new, empty PostgreSQL database ``name`` on the server of ``url``: its URL while
-    the block runs; dropped afterwards (connections still open to it included)."""
-    given = make_url(url)
-    server = create_engine(given, isolation_level="AUTOCOMMIT")
-    drop = text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    with server.connect() as conn:
-        conn.execute(drop)
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield given.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with server.connect() as conn:
-            conn.execute(drop)
-        server.dispose()
-
-
-@pytest.fixture(scope="session")
-def ini_file(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Path:
-    """An ini file for the test database, for code that reads one (Alembic, the CLI)."""
-    path = tmp_path_factory.mktemp("config") / "test.ini"
-    path.write_text(
-        "[app:main]\n"
-        "use = egg:sitemap-server\n"
-        f"sqlalchemy.url = {database_url.replace('%', '%%')}\n"
-        f"sitemap_server.site_url = {SITE_URL}\n"
-        f"sitemap_server.load_entrypoints = {str(installed_plugins_loaded()).lower()}\n"
-        "\n[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
-        "[logger_root]\nlevel = WARN\nhandlers = console\n"
-        "[handler_console]\nclass = StreamHandler\nargs = (sys.stderr,)\nlevel = NOTSET\n"
-        "formatter = generic\n[formatter_generic]\nformat = %(levelname)s %(name)s %(message)s\n"
-    )
-    return path
-
-
-def _drop_everything(engine: Engine) -> None:
-    reflected = MetaData()
-    reflected.reflect(engine)
-    with engine.begin() as conn:
-        reflected.drop_all(conn)
-        conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
-
-
-def installed_plugins_loaded() -> bool:
-    """False when ``SITEMAP_SERVER_TEST_PLUGINS=none``: the application under test then
-    loads no installed plugin, as if none were installed (S-501: the core works alone)."""
-    return os.environ.get(TEST_PLUGINS_ENV, "installed") != "none"
-
-
-@pytest.fixture(scope="session")
-def app_settings(database_url: str) -> dict[str, Any]:
-    return {
-        "sqlalchemy.url": database_url,
-        "sitemap_server.site_url": SITE_URL,
-        "sitemap_server.api.validate_responses": "true",
-        "sitemap_server.load_entrypoints": str(installed_plugins_loaded()).lower(),
-        # Every sitemap request applies the change log first: a test reads what it wrote.
-        "sitemap_server.max_staleness": "0",
-    }
-
-
-@pytest.fixture(scope="session")
-def engine(app_settings: dict[str, Any], ini_file: Path) -> Iterator[Engine]:
-    """The test database, migrated from scratch once per test session."""
-    engine = get_engine(app_settings)
-    _drop_everything(engine)
-    with engine.begin() as conn:
-        migrations.upgrade(ini_file, connection=conn)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture(scope="session")
-def _migrated_rows(engine: Engine) -> dict[str, list[dict[str, Any]]]:
-    """What the migrations put in each table (built-in types, the settings row)."""
-    reflected = MetaData()
-    reflected.reflect(engine)
-    with engine.connect() as conn:
-        return {
-            table.name: [dict(row._mapping) for row in conn.execute(select(table))]
-            for table in reflected.sorted_tables
-            if table.name != "alembic_version"
-        }
-
-
-_reflected: dict[tuple[str, frozenset[str]], list[Any]] = {}
-
-
-def _tables(engine: Engine) -> list[Any]:
-    """The database's tables, parents first, reflected again only when the set changes
-    (reflecting costs 30 ms a time on PostgreSQL: a minute over the suite)."""
-    names = frozenset(inspect(engine).get_table_names())
-    key = (str(engine.url), names)
-    if key not in _reflected:
-        reflected = MetaData()
-        reflected.reflect(engine)
-        _reflected[key] = [t for t in reflected.sorted_tables if t.name != "alembic_version"]
-    return _reflected[key]
-
-
-def reset_database(engine: Engine, seed: dict[str, list[dict[str, Any]]]) -> None:
-    """Every table as ``seed`` has it, sequences from 1 again. DELETE rather than
-    TRUNCATE: on tables this small it is several times faster on PostgreSQL."""
-    tables = _tables(engine)
-    with engine.begin() as conn:
-        for table in reversed(tables):
-            conn.execute(table.delete())
-        if engine.dialect.name == "postgresql":
-            sequences = conn.scalars(
-                text("SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema()")
-            )
-            for sequence in list(sequences):
-                conn.execute(text(f'ALTER SEQUENCE "{sequence}" RESTART'))
-        for table in tables:
-            if seed.get(table.name):
-                conn.execute(insert(table), seed[table.name])
-
-
-@pytest.fixture
-def clean_database(
-    engine: Engine, _migrated_rows: dict[str, list[dict[str, Any]]]
-) -> Iterator[Engine]:
-    """The migrated database, put back as the migrations left it after the test."""
-    yield engine
-    reset_database(engine, _migrated_rows)
-
-
-@pytest.fixture(scope="session")
-def wsgi_app(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Any]:
-    app = main({}, **app_settings)
-    yield app
-    app.registry["dbengine"].dispose()
-
-
-@pytest.fixture
-def app_session(clean_database: Engine, app_settings: dict[str, Any]) -> Iterator[Session]:
-    """A session as the application and the CLI make them: it knows the site URL and
-    the loaded plugins, so writes through the services refresh every sitemap."""
-    from ..plugins import PLUGIN_MANAGER, from_settings
-    from ..settings import normalize
-
-    settings = dict(normalize(dict(app_settings)))
-    settings[PLUGIN_MANAGER] = from_settings(settings)
-    with get_session_factory(clean_database, settings)() as session:
-        yield session
-
-
-@pytest.fixture
-def dbsession(clean_database: Engine) -> Iterator[Session]:
-    """A plain session for arranging data and checking rows; commit what you arrange."""
-    session = get_session_factory(clean_database)()
-    yield session
-    session.rollback()
-    session.close()
-
-
-def forget_rendered(app: Any) -> None:
-    """Drop what an application process remembers between requests.
-
-    Content versions start again at 1 whenever the database is reset, so a document one
-    test rendered must not be served to the next (in production versions never go back).
-    """
-    from ..sitemaps.responses import READER, RENDER_CACHE
-
-    app.registry[RENDER_CACHE].clear()
-    app.registry[READER].forget()
-
-
-def apply_changes(app: Any) -> int:
-    """What the maintainer does: apply ``app``'s change log to the sitemaps now (``app``:
-    the application or a WebTest client of it); how many changes were applied."""
-    from ..sitemaps.maintenance import apply_all
-
-    registry = getattr(app, "app", app).registry
-    return apply_all(registry["dbsession_factory"])
-
-
-def client(app: Any, token: str | None = None) -> Any:
-    """``app`` through WebTest, as a new process would answer (nothing rendered before),
-    signed in with ``token`` when one is given."""
-    from webtest import TestApp
-
-    forget_rendered(app)
-    found = TestApp(app)
-    if token is not None:
-        found.authorization = ("Bearer", token)
-    return found
-
-
-@pytest.fixture(scope="session")
-def app_with(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Callable[..., Any]]:
-    """The application with settings of its own: ``app_with(**{"sitemap_server.x": …})``,
-    built once per set of settings for the whole test session (wrap it with ``client``)."""
-    built: dict[tuple[tuple[str, Any], ...], Any] = {}
-
-    def make(**overrides: Any) -> Any:
-        key = tuple(sorted(overrides.items()))
-        if key not in built:
-            built[key] = main({}, **{**app_settings, **overrides})
-        return built[key]
-
-    yield make
-    for app in built.values():
-        app.registry["dbengine"].dispose()
-
-
-@pytest.fixture
-def testapp(wsgi_app: Any, clean_database: Engine) -> Any:
-    """The application through WebTest, without credentials."""
-    return client(wsgi_app)
-
-
-@pytest.fixture
-def api_token(clean_database: Engine) -> str:
-    session = get_session_factory(clean_database)()
-    try:
-        token = create_token(session, "tests")
-        session.commit()
-    finally:
-        session.close()
-    return token
-
-
-@pytest.fixture
-def api(wsgi_app: Any, api_token: str) -> Any:
-    """The application through WebTest, signed in with a bearer token."""
-    return client(wsgi_app, api_token)
-
-
-@pytest.fixture
-def restore_logging() -> Iterator[None]:
-    """The commands configure logging from the ini file: the test run's is put back."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.fixture
-def cli(
-    ini_file: Path,
-    clean_database: Engine,
-    capsys: pytest.CaptureFixture[str],
-    restore_logging: None,
-) -> Callable[..., tuple[int, str, str]]:
-    """``cli("token", "list")`` runs ``sitemap-server`` on the test database: its exit
-    status, standard output and standard error."""
-    from ..cli import main as command
-
-    def run(*args: Any) -> tuple[int, str, str]:
-        status = command(["--config", str(ini_file), *map(str, args)])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
-
-
-class MovableClock:
-    """The application's clock, moved by a test instead of sleeping."""
-
-    def now(self) -> datetime:
-        return utcnow()
-
-    def advance(self, **delta: float) -> datetime:
-        Clock.offset += timedelta(**delta)
-        return utcnow()
-
-
-@pytest.fixture
-def clock() -> Iterator[MovableClock]:
-    """``clock.advance(hours=1)`` moves the application's time (in this process) forward."""
-    yield MovableClock()
-    Clock.offset = timedelta(0)
-
-
-@pytest.fixture
-def db_snapshot(clean_database: Engine) -> Callable[[], dict[str, list[tuple[Any, ...]]]]:
-    """Call it before and after a request: equal results mean the request changed nothing."""
-
-    def snapshot() -> dict[str, list[tuple[Any, ...]]]:
-        with clean_database.connect() as conn:
-            return {
-                table.name: sorted((tuple(row) for row in conn.execute(select(table))), key=repr)
-                for table in _tables(clean_database)
-            }
-
-    return snapshot
-
-
-PROBLEM_JSON = "application/problem+json"
-
-
-def assert_problem(response: Any, status: int, field: str | None = None) -> dict[str, Any]:
-    """A problem-details answer with ``status``, naming ``field`` when one is given."""
-    assert response.status_int == status
-    assert response.content_type == PROBLEM_JSON
-    body: dict[str, Any] = response.json
-    assert body["status"] == status
-    assert body["title"]
-    if field is not None:
-        assert field in [e.get("field") for e in body.get("errors", [])], body
-    return body
-
-
-SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-
-
-def xml_parser() -> Any:
-    """An lxml parser that never fetches anything nor expands entities."""
-    from lxml import etree
-
-    return etree.XMLParser(no_network=True, resolve_entities=False)
-
-
-@cache
-def sitemap_schemas(kind: str) -> tuple[Any, ...]:
-    """The current and 2009 XSDs for ``urlset`` or ``sitemapindex``, compiled once."""
-    from lxml import etree
-
-    name = "sitemap-with-extensions.xsd" if kind == "urlset" else "siteindex.xsd"
-    return tuple(
-        etree.XMLSchema(etree.parse(str(directory / name), xml_parser()))
-        for directory in (SCHEMAS_DIR, SCHEMAS_DIR / "legacy-2009")
-    )
-
-
-def parse_sitemap(body: bytes) -> Any:
-    """A sitemap document: UTF-8, well-formed, in the sitemaps namespace, and valid against
-    both XSD revisions unless it is empty (the XSDs demand an entry; S-307)."""
-    from lxml import etree
-
-    body.decode("utf-8")
-    root = etree.fromstring(body, xml_parser())
-    assert root.getroottree().docinfo.encoding.upper() == "UTF-8"
-    kind = etree.QName(root).localname
-    assert etree.QName(root).namespace == SITEMAP_NS
-    assert kind in ("urlset", "sitemapindex")
-    if len(root):
-        for schema in sitemap_schemas(kind):
-            schema.assertValid(root)
-    return root
-
-
-X_ROBOTS_TAG = "noindex, follow"
-NOT_FOUND_MAX_BYTES = 1024
-
-
-def fetch_sitemap(app: Any, path: str) -> Any:
-    """The parsed sitemap at ``path`` (200, XML, the robots header; see ``parse_sitemap``)."""
-    response = app.get(path, status=200)
-    assert response.headers["Content-Type"] == "text/xml; charset=UTF-8"
-    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
-    return parse_sitemap(response.body)
-
-
-def index_locs(app: Any) -> list[str]:
-    """The sitemaps the index lists, in order."""
-    root = fetch_sitemap(app, "/sitemap_index.xml")
-    assert root.tag == f"{{{SITEMAP_NS}}}sitemapindex"
-    return [loc.text for loc in root.iterfind("s:sitemap/s:loc", {"s": SITEMAP_NS})]
-
-
-def url_locs(app: Any, path: str) -> list[str]:
-    """The ``<loc>`` of each ``<url>`` of the sitemap at ``path``, in order."""
-    root = fetch_sitemap(app, path)
-    return [loc.text for loc in root.iterfind("s:url/s:loc", {"s": SITEMAP_NS})]
-
-
-def assert_not_found(app: Any, path: str) -> None:
-    """S-305: 404, the robots header, a small body (well-formed if XML), no stack trace."""
-    from lxml import etree
-
-    response = app.get(path, status=404)
-    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
-    assert response.content_type in ("text/plain", "text/xml", "application/xml")
-    assert len(response.body) < NOT_FOUND_MAX_BYTES
-    assert b"Traceback" not in response.body
-    if response.content_type != "text/plain":
-        etree.fromstring(response.body, xml_parser())
-
-
-PSERVE = Path(sys.executable).parent / "pserve"
-SERVER_STARTUP_SECONDS = 30
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def server_environment(**variables: str) -> dict[str, str]:
-    """This environment without any SITEMAP_SERVER_* setting, plus ``variables``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITEMAP_SERVER_")}
-    env.update(variables)
-    return env
-
-
-def production_command(env: dict[str, str], *args: str) -> str:
-    """``sitemap-server --config production.ini ARGS`` run to completion in ``env`` (see
-    ``server_environment``): its standard output (its error output if it fails)."""
-    finished = subprocess.run(
-        [str(PSERVE.parent / "sitemap-server"), "--config", "production.ini", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert finished.returncode == 0, f"sitemap-server {' '.join(args)}:\n{finished.stderr}"
-    return finished.stdout
-
-
-def pserve_production(port: int) -> list[str]:
-    return [str(PSERVE), "production.ini", f"listen=127.0.0.1:{port}"]
-
-
-@contextmanager
-def serve_production(
-    database_url: str,
-    site_url: str,
-    log: Path,
-    ready_path: str = "/robots.txt",
-    port: int | None = None,
-) -> Iterator[str]:
-    """A real ``pserve production.ini`` on ``database_url``: its base URL while it runs.
-
-    Waits (bounded) until ``ready_path`` answers; always stops the process afterwards.
-    ``port``: where to listen (by default a free one), for a site URL that is the server.
-    """
-    port = port or free_port()
-    env = server_environment(
-        SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=site_url
-    )
-    with running(pserve_production(port), PROJECT_ROOT, env, log, port, ready_path) as base:
-        yield base
-
-
-@contextmanager
-def running(
-    command: list[str],
-    cwd: Path,
-    env: dict[str, str],
-    log: Path,
-    port: int,
-    ready_path: str = "/robots.txt",
-) -> Iterator[str]:
-    """A server started with ``command``, listening on ``port`` of 127.0.0.1: its base URL
-    once ``ready_path`` answers (within ``SERVER_STARTUP_SECONDS``). Its output goes to
-    ``log``; it is stopped afterwards, whatever happens."""
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + SERVER_STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"{command[0]} exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                requests.get(base + ready_path, timeout=2)
-                break
-            except requests.ConnectionError:
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"{command[0]} did not answer in {SERVER_STARTUP_SECONDS} s:\n"
-                        + log.read_text()
-                    )
-                time.sleep(0.1)  # polling the starting server, bounded by the deadline
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-class SearchEngine:
-    """A local stand-in for search engines (ping endpoints, IndexNow), on 127.0.0.1.
-
-    Every request is recorded in ``requests`` (method, path, query, JSON body). Answers
-    are scripted per path with ``answer(path, *statuses)``: each request takes the next
-    one, and the last is repeated; a status may be ``("sleep", seconds, status)`` (a slow
-    engine) or ``(status, {"Retry-After": "…"})``. Unscripted paths answer 200.
-    """
-
-    def __init__(self) -> None:
-        import threading
-
-        self.requests: list[dict[str, Any]] = []
-        self.scripts: dict[str, list[Any]] = {}
-        self.lock = threading.Lock()
-        self.url = ""
-
-    def answer(self, path: str, *answers: Any) -> None:
-        with self.lock:
-            self.scripts[path] = list(answers)
-
-    def next_answer(self, path: str) -> Any:
-        with self.lock:
-            script = self.scripts.get(path)
-            if not script:
-                return 200
-            return script.pop(0) if len(script) > 1 else script[0]
-
-    def received(self, path: str | None = None, method: str | None = None) -> list[dict[str, Any]]:
-        with self.lock:
-            return [
-                r
-                for r in self.requests
-                if (path is None or r["path"] == path) and (method is None or r["method"] == method)
-            ]
-
-
-@pytest.fixture
-def search_engine(_search_engine_server: SearchEngine) -> SearchEngine:
-    """A running ``SearchEngine`` that has received nothing and answers 200 to everything.
-
-    One server for the whole session: its URL never changes, so applications configured
-    with it are built once (``app_with``). A request still in flight from an earlier test
-    (a worker that was killed) may land in this one's list: match on what you sent.
-    """
-    with _search_engine_server.lock:
-        _search_engine_server.requests.clear()
-        _search_engine_server.scripts.clear()
-    return _search_engine_server
-
-
-@pytest.fixture(scope="session")
-def _search_engine_server() -> Iterator[SearchEngine]:
-    """The server behind ``search_engine``; stopped when the session ends."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-    from urllib.parse import parse_qs, urlsplit
-
-    engine = SearchEngine()
-
-    class Handler(BaseHTTPRequestHandler):
-        def _handle(self) -> None:
-            parts = urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            record = {
-                "method": self.command,
-                "path": parts.path,
-                "query": {k: v[0] for k, v in parse_qs(parts.query).items()},
-                "headers": dict(self.headers),
-                "body": json.loads(raw) if raw else None,
-                "at": time.monotonic(),
-            }
-            with engine.lock:
-                engine.requests.append(record)
-            answer = engine.next_answer(parts.path)
-            if isinstance(answer, tuple) and answer[:1] == ("sleep",):
-                _, seconds, answer = answer
-                time.sleep(seconds)  # a slow engine; the client may give up meanwhile
-            headers: dict[str, str] = {}
-            if isinstance(answer, tuple):
-                answer, headers = answer
-            try:
-                self.send_response(answer)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-            except OSError:
-                pass  # the client gave up (a timeout, a killed worker)
-
-        do_GET = do_POST = _handle
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    engine.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield engine
-    finally:
-        server.shutdown()
-        server.server_close()
+__all__ = [
+    "APP_ENVIRONMENT",
+    "NOT_FOUND_MAX_BYTES",
+    "PROBLEM_JSON",
+    "PROJECT_ROOT",
+    "PSERVE",
+    "SCHEMAS_DIR",
+    "SERVER_STARTUP_SECONDS",
+    "SITEMAP_NS",
+    "SITE_URL",
+    "TEST_DATABASE_ENV",
+    "TEST_PLUGINS_ENV",
+    "X_ROBOTS_TAG",
+    "MovableClock",
+    "SearchEngine",
+    "_drop_everything",
+    "_migrated_rows",
+    "_no_app_environment",
+    "_reflected",
+    "_search_engine_server",
+    "_tables",
+    "api",
+    "api_token",
+    "app_session",
+    "app_settings",
+    "app_with",
+    "apply_changes",
+    "assert_not_found",
+    "assert_problem",
+    "clean_database",
+    "cli",
+    "client",
+    "clock",
+    "database_beside",
+    "database_url",
+    "db_snapshot",
+    "dbsession",
+    "engine",
+    "fetch_sitemap",
+    "forget_rendered",
+    "free_port",
+    "index_locs",
+    "ini_file",
+    "installed_plugins_loaded",
+    "parse_sitemap",
+    "production_command",
+    "pserve_production",
+    "pytest_report_header",
+    "reset_database",
+    "restore_logging",
+    "running",
+    "search_engine",
+    "serve_production",
+    "server_environment",
+    "sitemap_schemas",
+    "testapp",
+    "url_locs",
+    "wsgi_app",
+    "xml_parser",
+]
