@@ -29,8 +29,8 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 from write_bench import write_ini
 
+from sitemap_server.context import AppContext
 from sitemap_server.models import get_engine, get_session_factory
-from sitemap_server.plugins import PLUGIN_MANAGER, from_settings
 from sitemap_server.settings import normalize
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.changes import ContentChanges, log
@@ -91,9 +91,8 @@ def main() -> None:
                 }
             )
         )
-        settings[PLUGIN_MANAGER] = from_settings(settings)
         engine = get_engine(settings)
-        sessions = get_session_factory(engine, settings)
+        sessions = get_session_factory(engine, AppContext.from_settings(settings))
         rng = random.Random(1)
         for count in (int(size) for size in args.sizes.split(",")):
             times = []

@@ -6,8 +6,8 @@ from typing import Any
 
 from pyramid.config import Configurator
 
+from .context import CONTEXT_KEY, AppContext
 from .hookspecs import hookimpl
-from .plugins import PLUGIN_MANAGER, from_settings
 from .settings import normalize
 
 __all__ = ["hookimpl", "main"]
@@ -16,9 +16,10 @@ __all__ = ["hookimpl", "main"]
 def main(global_config: dict[str, Any], **settings: Any) -> Any:
     """The WSGI application (``paste.app_factory``): include and scan, nothing else."""
     normalize(settings)
-    plugins = from_settings(settings)
-    settings[PLUGIN_MANAGER] = plugins
+    context = AppContext.from_settings(settings)
+    plugins = context.plugins
     with Configurator(settings=settings) as config:
+        config.registry[CONTEXT_KEY] = context
         config.include(".models")  # request.dbsession, pyramid_tm
         config.include(".outages")  # the database down or locked: 503, Retry-After
         config.include(".api")  # /api/*: admin REST API, OpenAPI document, bearer tokens

@@ -22,6 +22,7 @@ from pyramid.paster import get_appsettings, setup_logging
 from sqlalchemy.orm import Session
 
 from . import migrations
+from .context import AppContext
 from .errors import ServiceError
 from .models import get_engine, get_session_factory, get_tm_session
 from .plugins import DISTRIBUTION, PLUGIN_MANAGER, describe_plugins, from_settings
@@ -47,7 +48,8 @@ def database(settings: dict[str, Any]) -> Iterator[Session]:
     engine = get_engine(settings)
     try:
         with transaction.manager:
-            yield get_tm_session(get_session_factory(engine, settings), transaction.manager)
+            sessions = get_session_factory(engine, AppContext.from_settings(settings))
+            yield get_tm_session(sessions, transaction.manager)
     finally:
         engine.dispose()
 
@@ -150,7 +152,7 @@ def apply_changes(settings: dict[str, Any]) -> None:
 
     engine = get_engine(settings)
     try:
-        apply_all(get_session_factory(engine, settings))
+        apply_all(get_session_factory(engine, AppContext.from_settings(settings)))
     finally:
         engine.dispose()
 

@@ -9,7 +9,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
 
-from ..plugins import PLUGIN_MANAGER
+from ..context import CONTEXT_KEY
 from ..sitemaps.changes import LAST_CHANGE
 from .auth import BearerTokenSecurityPolicy
 from .openapi import OPENAPI, OpenAPI
@@ -97,7 +97,7 @@ def includeme(config: Configurator) -> None:
     config.include(".problems")  # errors as application/problem+json
 
     # The core's document with the paths and schemas of the plugins (sitemap_openapi).
-    plugins = settings[PLUGIN_MANAGER]
+    plugins = config.registry[CONTEXT_KEY].plugins
     openapi = OpenAPI(build_spec(plugins.hook.sitemap_openapi()))
     config.registry[OPENAPI] = openapi
     config.registry["sitemap_server.import_validator"] = import_line_validator(openapi.spec)

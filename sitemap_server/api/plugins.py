@@ -6,10 +6,11 @@ from typing import Any
 
 from pyramid.request import Request
 
-from ..plugins import PLUGIN_MANAGER, describe_plugins
+from ..context import CONTEXT_KEY
+from ..plugins import describe_plugins
 from .views import api_view
 
 
 @api_view(route_name="api.plugins", request_method="GET")
 def list_plugins(request: Request) -> dict[str, Any]:
-    return {"plugins": describe_plugins(request.registry.settings[PLUGIN_MANAGER])}
+    return {"plugins": describe_plugins(request.registry[CONTEXT_KEY].plugins)}

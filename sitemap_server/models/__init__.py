@@ -91,15 +91,10 @@ def take_write_lock(session: Session) -> None:
         session.execute(text("UPDATE site_settings SET id = id WHERE 1 = 0"))
 
 
-def get_session_factory(
-    engine: Engine, settings: dict[str, Any] | None = None
-) -> sessionmaker[Session]:
-    """Sessions that carry the application context ``settings`` describe
-    (``context.AppContext``: plugins, site URL, limits); without settings, sessions that
-    can read and write rows but not run the write path (it needs the context)."""
-    info: dict[str, Any] = {}
-    if settings is not None:
-        info[CONTEXT_KEY] = AppContext.from_settings(settings)
+def get_session_factory(engine: Engine, context: AppContext | None = None) -> sessionmaker[Session]:
+    """Sessions that carry ``context`` (plugins, site URL, limits: ``context.py``);
+    without one, sessions that can read and write rows but not run the write path."""
+    info: dict[str, Any] = {} if context is None else {CONTEXT_KEY: context}
     return sessionmaker(bind=engine, info=info)
 
 
@@ -122,7 +117,7 @@ def includeme(config: Configurator) -> None:
     config.include("pyramid_tm")
 
     engine = get_engine(settings)
-    session_factory = get_session_factory(engine, settings)
+    session_factory = get_session_factory(engine, config.registry[CONTEXT_KEY])
     config.registry["dbsession_factory"] = session_factory
     config.registry["dbengine"] = engine
 

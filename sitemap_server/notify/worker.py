@@ -36,6 +36,7 @@ from pyramid.config import Configurator
 from sqlalchemy import Engine, delete, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..context import AppContext
 from ..models import Notification, NotificationAttempt, get_engine, get_session_factory
 from ..models.meta import utcnow
 from ..models.notifications import CANCELLED, FAILED, INDEXNOW, PENDING, SENT
@@ -107,7 +108,7 @@ class Worker:
         """A worker with an engine of its own (the command line's); ``close`` it."""
         engine = get_engine(settings)
         worker = cls(
-            get_session_factory(engine, settings),
+            get_session_factory(engine, AppContext.from_settings(settings)),
             NotifyConfig.from_settings(settings),
             apply_poll_seconds=setting_value(settings, APPLY_POLL),
             **kwargs,

@@ -24,8 +24,8 @@ from pyramid.response import Response
 from sqlalchemy import bindparam, select, tuple_
 from sqlalchemy.engine import Connection
 
+from ..context import CONTEXT_KEY
 from ..models import SitemapEntry, SitemapPage
-from ..plugins import PLUGIN_MANAGER
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
 from .responses import (
@@ -217,11 +217,12 @@ def needs_transaction(request: Request) -> bool:
 
 def includeme(config: Configurator) -> None:
     settings = config.get_settings()
+    plugins = config.registry[CONTEXT_KEY].plugins
     settings["tm.activate_hook"] = needs_transaction
     config.registry[RENDER_CACHE] = RenderCache(settings["sitemap_server.render_cache_bytes"])
     config.registry[READER] = Reader(
         config.registry["dbsession_factory"],
-        settings[PLUGIN_MANAGER],
+        plugins,
         settings["sitemap_server.site_url"],
         settings["sitemap_server.max_staleness"],
     )
@@ -229,7 +230,7 @@ def includeme(config: Configurator) -> None:
         lambda request: request.registry[READER].state(), "read_state", reify=True
     )
     namespaces = {"xmlns:image": IMAGE_NS}
-    for extra in settings[PLUGIN_MANAGER].hook.sitemap_namespaces():
+    for extra in plugins.hook.sitemap_namespaces():
         namespaces.update({f"xmlns:{prefix}": uri for prefix, uri in extra.items()})
     config.registry[NAMESPACES] = namespaces
     config.add_route("sitemap.index", "/sitemap_index.xml")
@@ -243,7 +244,7 @@ def includeme(config: Configurator) -> None:
     config.add_view(page_view, route_name="sitemap.page", request_method="GET")
     config.add_view(robots_view, route_name="robots", request_method="GET")
     xsl_files = {MAIN_XSL: "sitemap_server:static/main-sitemap.xsl"}
-    for extra in settings[PLUGIN_MANAGER].hook.sitemap_xsl():
+    for extra in plugins.hook.sitemap_xsl():
         xsl_files.update(extra)
     config.registry["sitemap_server.xsl_files"] = xsl_files
     config.include(".html")  # the same documents as pages for people, from their XSL

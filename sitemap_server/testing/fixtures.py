@@ -209,12 +209,11 @@ def wsgi_app(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Any]:
 def app_session(clean_database: Engine, app_settings: dict[str, Any]) -> Iterator[Session]:
     """A session as the application and the CLI make them: it knows the site URL and
     the loaded plugins, so writes through the services refresh every sitemap."""
-    from ..plugins import PLUGIN_MANAGER, from_settings
+    from ..context import AppContext
     from ..settings import normalize
 
-    settings = dict(normalize(dict(app_settings)))
-    settings[PLUGIN_MANAGER] = from_settings(settings)
-    with get_session_factory(clean_database, settings)() as session:
+    context = AppContext.from_settings(dict(normalize(dict(app_settings))))
+    with get_session_factory(clean_database, context)() as session:
         yield session
 
 

@@ -12,11 +12,11 @@ import logging
 from pyramid.paster import get_appsettings
 from sqlalchemy import select
 
+from sitemap_server.context import AppContext
 from sitemap_server.demo import seed_demo
 from sitemap_server.models import get_session_factory
 from sitemap_server.notify.config import NotifyConfig
 from sitemap_server.notify.worker import Worker
-from sitemap_server.plugins import PLUGIN_MANAGER, from_settings
 from sitemap_server.services import posts as post_service
 from sitemap_server.settings import normalize
 from sitemap_server.testing import PROJECT_ROOT, client, parse_sitemap
@@ -103,8 +103,7 @@ def test_make_run_makes_no_network_request(clean_database, database_url, monkeyp
     # development.ini as shipped (what `make run` reads), on the test database.
     settings = dict(get_appsettings(str(PROJECT_ROOT / "development.ini")))
     settings = dict(normalize({**settings, "sqlalchemy.url": database_url}))
-    settings[PLUGIN_MANAGER] = from_settings(settings)
-    sessions = get_session_factory(clean_database, settings)
+    sessions = get_session_factory(clean_database, AppContext.from_settings(settings))
     caplog.set_level(logging.WARNING)
 
     with sessions() as session, session.begin():  # seed-demo

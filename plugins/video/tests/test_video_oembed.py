@@ -18,6 +18,7 @@ from sqlalchemy import select
 from webtest import TestApp
 
 from sitemap_server import main
+from sitemap_server.context import CONTEXT_KEY
 from sitemap_server.models import get_session_factory
 from sitemap_server.services import posts as post_service
 from sitemap_server.testing import forget_rendered, free_port, parse_sitemap
@@ -480,7 +481,7 @@ def test_rejected_requests_fetch_nothing(oembed_api, oembed_server, db_snapshot)
 def test_only_a_committed_save_fetches(oembed_app, oembed_server, clean_database, outcome):
     """Detection ran in the transaction (the row exists in it); only a commit fetches."""
     oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
-    session = get_session_factory(clean_database, oembed_app.registry.settings)()
+    session = get_session_factory(clean_database, oembed_app.registry[CONTEXT_KEY])()
     try:
         post = post_service.create_post(
             session,
