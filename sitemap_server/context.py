@@ -59,3 +59,8 @@ def context_of(session: Session) -> AppContext:
             "models.get_session_factory(engine, AppContext.from_settings(settings))"
         )
     return found
+
+
+def plugins_of(session: Session) -> pluggy.PluginManager:
+    """The plugin manager of the context ``session`` was made with."""
+    return context_of(session).plugins

@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from .context import plugins_of
 from .models import Post
-from .plugins import for_session
 from .services import authors, site, terms, types
 from .services import posts as post_service
 from .services.common import DEFER_CHANGES, dispatch_changes
@@ -100,7 +100,7 @@ def seed_demo(session: Session, posts: int = 300, if_empty: bool = False) -> str
     session.info[DEFER_CHANGES] = True
     try:
         _seed(session, posts, rng, now, lookups)
-        for_session(session).hook.sitemap_seed_demo(session=session)
+        plugins_of(session).hook.sitemap_seed_demo(session=session)
     finally:
         session.info.pop(DEFER_CHANGES, None)
     dispatch_changes(session)

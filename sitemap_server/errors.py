@@ -1,8 +1,15 @@
-"""Errors the services raise; the API turns them into RFC 9457 problem details."""
+"""Errors the services raise, and ``problem``: an error as RFC 9457 problem details (what
+the API answers with them, and what any layer answers an API request with)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from pyramid.response import Response
+
+PROBLEM_JSON = "application/problem+json"
 
 
 @dataclass(frozen=True)
@@ -62,3 +69,24 @@ class Conflict(ServiceError):
 
     status = 409
     title = "Conflict"
+
+
+def problem(
+    status: int,
+    detail: str | None = None,
+    errors: list[FieldProblem] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+    }
+    if detail:
+        body["detail"] = detail
+    if errors:
+        body["errors"] = [e.as_dict() for e in errors]
+    response = Response(status=status, json_body=body, content_type=PROBLEM_JSON, charset="utf-8")
+    if headers:
+        response.headers.update(headers)
+    return response

@@ -24,6 +24,8 @@ from pyramid.request import Request
 from pyramid.response import Response
 from sqlalchemy import exc as sa_exc
 
+from .errors import problem
+
 log = logging.getLogger(__name__)
 
 # Seconds a client should wait: a restart or a failover usually takes a few.
@@ -58,8 +60,6 @@ def unavailable_response(request: Request) -> Response:
     """503 for a request the database could not serve (the API's own view answers its
     requests with problem details)."""
     if request.path_info.startswith("/api/"):
-        from .api.problems import problem
-
         return problem(503, UNAVAILABLE, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
     response = Response(
         status=503,

@@ -14,7 +14,7 @@ from . import hookspecs
 from .hookspecs import PROJECT
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -158,14 +158,6 @@ def describe_plugins(manager: pluggy.PluginManager) -> list[PluginDescription]:
         *(describe(name, name, "extra", None) for name in extra),
         *(describe(name, name, "built-in", core) for name in BUILTIN_PLUGINS),
     ]
-
-
-def for_session(session: Session) -> pluggy.PluginManager:
-    """The manager of the application context ``session`` was made with (no fallback:
-    a session without one fails, see ``context.context_of``)."""
-    from .context import context_of
-
-    return context_of(session).plugins
 
 
 _default: pluggy.PluginManager | None = None

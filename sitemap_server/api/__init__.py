@@ -10,10 +10,10 @@ from pyramid.request import Request
 from pyramid.response import Response
 
 from ..context import CONTEXT_KEY
+from ..errors import problem
 from ..sitemaps.changes import LAST_CHANGE
 from .auth import BearerTokenSecurityPolicy
 from .openapi import OPENAPI, OpenAPI
-from .problems import problem
 from .schema import build_spec, import_line_validator
 
 # Route name -> pattern (the paths of openapi.yaml). The methods each path takes are the

@@ -24,7 +24,7 @@ from pyramid.response import Response
 from pyramid.tweens import INGRESS
 from webob.multidict import GetDict
 
-from .problems import problem
+from ..errors import problem
 
 
 class SplitOnAmpersand(Request):

@@ -7,9 +7,9 @@ from typing import Any
 from pyramid.request import Request
 from pyramid.view import view_config
 
+from ..errors import problem
 from ..services.importer import import_lines, read_lines
 from .auth import ADMIN
-from .problems import problem
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/jsonlines")
 IMPORT_VALIDATOR = "sitemap_server.import_validator"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from http import HTTPStatus
-from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.exceptions import PredicateMismatch
@@ -14,34 +12,11 @@ from pyramid.response import Response
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm.exc import ObjectDeletedError, StaleDataError
 
-from ..errors import FieldProblem, ServiceError
+from ..errors import ServiceError, problem
 from ..outages import database_unavailable, log_unavailable, unavailable_response
 from .openapi import OPENAPI, RequestInvalid
 
 log = logging.getLogger(__name__)
-
-PROBLEM_JSON = "application/problem+json"
-
-
-def problem(
-    status: int,
-    detail: str | None = None,
-    errors: list[FieldProblem] | None = None,
-    headers: dict[str, str] | None = None,
-) -> Response:
-    body: dict[str, Any] = {
-        "type": "about:blank",
-        "title": HTTPStatus(status).phrase,
-        "status": status,
-    }
-    if detail:
-        body["detail"] = detail
-    if errors:
-        body["errors"] = [e.as_dict() for e in errors]
-    response = Response(status=status, json_body=body, content_type=PROBLEM_JSON, charset="utf-8")
-    if headers:
-        response.headers.update(headers)
-    return response
 
 
 def service_error_view(exc: ServiceError, request: Request) -> Response:

@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from ..content.slugs import unique_slug
+from ..context import plugins_of
 from ..errors import Conflict, Invalid, NotFound
 from ..models import take_write_lock
-from ..plugins import for_session
 from ..sitemaps.changes import record as record_change
 from ..sitemaps.changes import take as take_changes
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
@@ -150,5 +150,5 @@ def dispatch_changes(session: Session) -> None:
         return
     changes = take_changes(session)
     if changes:
-        for_session(session).hook.sitemap_content_changed(session=session, changes=changes)
+        plugins_of(session).hook.sitemap_content_changed(session=session, changes=changes)
         session.flush()

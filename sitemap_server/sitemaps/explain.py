@@ -22,9 +22,9 @@ from sqlalchemy.orm import Session
 
 from ..content import eligibility, permalinks
 from ..content.eligibility import Exclusion, Rule
+from ..context import plugins_of
 from ..errors import NotFound
 from ..models import Author, Post, PostType, SitemapEntry, SitemapPage, Taxonomy, Term, post_terms
-from ..plugins import for_session
 from ..providers.posts import is_static_front_page, newest_lastmod
 from ..providers.taxonomies import term_subtree
 from .maintenance import all_providers, build_context, catch_up, filter_entry
@@ -102,7 +102,7 @@ def explain_object(session: Session, kind: str, object_id: int) -> Explanation:
 class Explainer:
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.plugins = for_session(session)
+        self.plugins = plugins_of(session)
         # As the next request would: whatever has come due is in the stored state.
         catch_up(session)
         self.providers = all_providers(session, self.plugins)

@@ -29,13 +29,12 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..content.links import Links
-from ..context import context_of
+from ..context import context_of, plugins_of
 from ..hookspecs import hookimpl
 from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion, take_write_lock
 from ..models.meta import utcnow
 from ..models.notifications import ADDED, REMOVED, UPDATED
 from ..models.site import configured_site_url, effective_site_url, get_settings
-from ..plugins import for_session
 from . import changes as change_log
 from .changes import ContentChanges, UrlChange
 from .entries import Entry
@@ -175,7 +174,7 @@ def build_context(
 
 
 def refresh(session: Session, changes: ContentChanges) -> None:
-    plugins = for_session(session)
+    plugins = plugins_of(session)
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
     stored = stored_dues(session)
@@ -256,7 +255,7 @@ def catch_up(session: Session) -> bool:
     a maintainer at work to finish), the providers whose ``due_at`` has passed (scheduled
     posts going live), and build those never built. Safe to run from several processes
     at once: the second finds nothing left to do. Whether anything was done."""
-    plugins = for_session(session)
+    plugins = plugins_of(session)
     lock(session, MAINTAINER)
     applied = 0
     # Held already: the try-lock of apply_pending takes it again (advisory locks nest).

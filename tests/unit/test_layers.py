@@ -1,4 +1,4 @@
-"""The core's layers import downwards only.
+"""The core's layers import downwards only, and no module imports itself in a circle.
 
 ``models`` (tables and the read helpers: settings, site URL, the write lock) and
 ``content`` (what a URL is, what is listed) are the bottom; the sitemap engine
@@ -10,6 +10,7 @@ that reached up into ``services`` or ``api`` would tie the engine to one way of 
 from __future__ import annotations
 
 import ast
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,59 @@ from sitemap_server.notify import outbox
         (6, "cli"),
         (7, "notify"),
     ]
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Each module of ``sitemap_server`` and the modules of ours it imports, at the top
+    or inside a function (a lazy import hides a circle, it does not break it); imports
+    under ``if TYPE_CHECKING:`` are left out (they never run)."""
+    modules: dict[str, tuple[Path, list[str]]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        package = parts[:-1]  # what a relative import starts from
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = (path, package)
+    graph: dict[str, set[str]] = {}
+    for name, (path, package) in modules.items():
+        found: set[str] = set()
+        for node in _runnable_nodes(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[: len(package) - node.level + 1]
+                    target = [*base, *(node.module.split(".") if node.module else [])]
+                elif (node.module or "").startswith("sitemap_server"):
+                    target = (node.module or "").split(".")
+                else:
+                    continue
+                submodules = [".".join([*target, alias.name]) for alias in node.names]
+                if not all(sub in modules for sub in submodules):
+                    submodules.append(".".join(target))  # names of the module itself
+                found.update(sub for sub in submodules if sub in modules)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names if alias.name in modules)
+        graph[name] = found - {name}
+    return graph
+
+
+def _runnable_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:``."""
+    found: list[ast.AST] = []
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            pending.extend(node.orelse)
+            continue
+        found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = module_graph()
+    assert "sitemap_server.sitemaps.maintenance" in graph["sitemap_server.sitemaps.check"]
+    try:
+        list(TopologicalSorter(graph).static_order())
+    except CycleError as error:
+        pytest.fail(f"modules import each other in a circle: {' -> '.join(error.args[1])}")
