@@ -42,6 +42,12 @@ def sitemap_providers(session: Session) -> list[Provider]:
 
     :param session: a database session (read only).
     :return: a list of providers (may be empty). All results are combined.
+
+    Example::
+
+        @hookimpl
+        def sitemap_providers(session):
+            return [PodcastProvider()]  # a Provider: name, kind, entries(ctx, keys)
     """
 
 
@@ -53,6 +59,13 @@ def sitemap_configure(config: Configurator) -> None:
     endpoints, an XSL file as a static view) here.
 
     :param config: the Pyramid ``Configurator``.
+
+    Example::
+
+        @hookimpl
+        def sitemap_configure(config):
+            config.add_route("podcasts", "/api/podcasts")
+            config.scan("sitemap_server_podcasts.api")
     """
 
 
@@ -65,6 +78,12 @@ def sitemap_xsl() -> dict[str, str]:
     :return: a mapping of URL path (``/video-sitemap.xsl``) to a Pyramid asset spec
         (``sitemap_server_video:static/video-sitemap.xsl``). Every path is served with
         ``X-Robots-Tag: noindex, follow``; a provider names its stylesheet by that path.
+
+    Example::
+
+        @hookimpl
+        def sitemap_xsl():
+            return {"/podcast-sitemap.xsl": "sitemap_server_podcasts:static/podcast.xsl"}
     """
 
 
@@ -76,6 +95,12 @@ def sitemap_namespaces() -> dict[str, str]:
 
     :return: a mapping of prefix to namespace URI, e.g.
         ``{"video": "http://www.google.com/schemas/sitemap-video/1.1"}``.
+
+    Example::
+
+        @hookimpl
+        def sitemap_namespaces():
+            return {"podcast": "https://podcasts.example/schemas/1.0"}
     """
 
 
@@ -92,6 +117,14 @@ def sitemap_exclusion_criteria(kind: str) -> list[ColumnElement[bool]]:
     :param kind: ``"post"``, ``"author"`` or ``"term"``.
     :return: SQLAlchemy boolean expressions over the ``Post``, ``Author`` or ``Term``
         model; a row is listed only if all of them are true. All results are combined.
+
+    Example::
+
+        @hookimpl
+        def sitemap_exclusion_criteria(kind):
+            if kind == "post":
+                return [Post.title.not_like("[test]%")]
+            return []
     """
 
 
@@ -106,6 +139,14 @@ def sitemap_exclude(kind: str, item: Any) -> bool | None:
     :param kind: ``"post"``, ``"author"`` or ``"term"``.
     :param item: the candidate row (``Post``, ``Author`` or ``Term``).
     :return: ``True`` to leave it out. Stops at the first non-None result.
+
+    Example::
+
+        @hookimpl
+        def sitemap_exclude(kind, item):
+            if kind == "author" and item.slug.endswith("-bot"):
+                return True
+            return None  # no opinion: the next plugin, or listed
     """
 
 
@@ -138,6 +179,14 @@ def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
     :param item: the row it was made from (``Post``, ``Author``, ``Term``, a plugin's own);
         ``None`` for an entry made from no row (the home page, an archive).
     :return: the entry (changed or not), or ``None`` to drop it.
+
+    Example::
+
+        @hookimpl(tryfirst=True)
+        def sitemap_entry(kind, entry, item):
+            if kind == "post" and item is not None and item.slug.startswith("tmp-"):
+                return None
+            return entry
     """
 
 
@@ -153,6 +202,13 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
 
     :param session: the writing session.
     :param changes: what changed (post, author, term ids; types; settings).
+
+    Example::
+
+        @hookimpl
+        def sitemap_content_changed(session, changes):
+            if changes.posts:  # record what to do; the worker does it after commit
+                session.add(Reindex(post_ids=sorted(changes.posts)))
     """
 
 
@@ -172,6 +228,13 @@ def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None
         private).
     :param urls: the absolute URLs that were added, updated or removed, or ``None`` when
         the sitemap was rebuilt as a whole without comparing them (a site-wide change).
+
+    Example::
+
+        @hookimpl
+        def sitemap_changed(session, sitemap, urls):
+            urls = [change.url for change in urls] if urls is not None else ["/*"]
+            session.add(CdnPurge(sitemap=sitemap, urls=urls))
     """
 
 
@@ -186,6 +249,12 @@ def sitemap_seed_demo(session: Session) -> None:
     work without internet: make no network request, and queue none for after the commit.
 
     :param session: the seeding session.
+
+    Example::
+
+        @hookimpl
+        def sitemap_seed_demo(session):
+            session.add(Podcast(title="Episode 1", audio_path="/audio/episode-1.mp3"))
     """
 
 
@@ -201,6 +270,12 @@ def sitemap_migrations() -> list[str]:
     bare ``alembic`` command sees only the core's directory.
 
     :return: absolute directory paths.
+
+    Example::
+
+        @hookimpl
+        def sitemap_migrations():
+            return [str(Path(__file__).parent / "migrations")]
     """
 
 
@@ -211,6 +286,13 @@ def sitemap_openapi() -> dict[str, Any]:
     Called once at start-up. Requests to the added paths are validated like the core's.
 
     :return: a fragment with ``paths`` and ``components`` to merge into the document.
+
+    Example::
+
+        @hookimpl
+        def sitemap_openapi():
+            document = files("sitemap_server_podcasts").joinpath("openapi.yaml")
+            return yaml.safe_load(document.read_text())
     """
 
 
@@ -247,20 +329,30 @@ def hook_docs() -> str:
         "`hookwrapper=True`) on them is refused at start-up; on every other hook "
         "pluggy's wrappers work as pluggy documents.",
         "",
-        "```python",
-        "from sitemap_server.plugin import hookimpl",
-        "",
-        "",
-        "@hookimpl",
-        "def sitemap_entry(kind, entry, item):",
-        '    return None if kind == "post" and item.slug.startswith("tmp-") else entry',
-        "```",
+        "Each hook below ends with an example; its names (`hookimpl`, `Post`, …) come from "
+        "`from sitemap_server.plugin import ...`, and a test registers every example with "
+        "a plugin manager, so its name and arguments are the hook's.",
         "",
     ]
     for name, function in all_hookspecs().items():
         signature = str(inspect.signature(function)).replace("'", "")
-        lines += [f"## `{name}{signature}`", "", inspect.cleandoc(function.__doc__ or ""), ""]
+        text, code = split_example(function)
+        lines += [f"## `{name}{signature}`", "", text, ""]
+        if code:
+            lines += ["Example:", "", "```python", code, "```", ""]
     return "\n".join(lines)
+
+
+EXAMPLE = "\n\nExample::\n"
+
+
+def split_example(function: Any) -> tuple[str, str]:
+    """A hook's docstring without its example, and the example's code (dedented)."""
+    import inspect
+    import textwrap
+
+    text, _, code = inspect.cleandoc(function.__doc__ or "").partition(EXAMPLE)
+    return text, textwrap.dedent(code).strip("\n")
 
 
 def all_hookspecs() -> dict[str, Any]:

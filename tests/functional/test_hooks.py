@@ -602,6 +602,25 @@ def test_hook_has_a_section_in_docs(name):
     )
 
 
+@pytest.mark.parametrize("name", sorted(HOOKS))
+def test_each_hook_has_an_example_that_registers(name):
+    """The example in a hook's docstring (and so in docs/hooks.md) defines an
+    implementation pluggy accepts for that hook: its name and arguments are the spec's."""
+    from types import SimpleNamespace
+
+    from sitemap_server import plugin
+
+    _text, code = hookspecs.split_example(getattr(hookspecs, name))
+    assert code, f"{name} has no example (an Example:: block in its docstring)"
+    namespace = dict(vars(plugin))
+    exec(compile(code, f"<example of {name}>", "exec"), namespace)
+    manager = plugins.get_plugin_manager(load_entrypoints=False)
+    manager.register(SimpleNamespace(**{name: namespace[name]}), name="example")
+    manager.check_pending()
+    plugins.refuse_wrappers(manager)
+    assert "example" in [impl.plugin_name for impl in getattr(manager.hook, name).get_hookimpls()]
+
+
 def test_docs_hooks_md_is_up_to_date():
     assert HOOKS_MD.read_text(encoding="utf-8") == hookspecs.hook_docs(), (
         "docs/hooks.md is out of date: run python -m sitemap_server.hookspecs > docs/hooks.md"
