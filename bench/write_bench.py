@@ -319,7 +319,9 @@ def main() -> None:
         "--max-staleness", default="1", help="the servers' sitemap_server.max_staleness (1)"
     )
     parser.add_argument(
-        "--py-spy", metavar="FILE", help="profile the first server under reads + writes"
+        "--py-spy",
+        metavar="FILE",
+        help="profile the first server (FILE) and the worker (FILE.worker) under reads + writes",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

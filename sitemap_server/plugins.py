@@ -6,15 +6,12 @@ import importlib
 import importlib.metadata
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import pluggy
 
 from . import hookspecs
 from .hookspecs import PROJECT
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 

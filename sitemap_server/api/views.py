@@ -40,9 +40,7 @@ def query(request: Request) -> dict[str, Any]:
 
 
 def links(request: Request) -> Links:
-    settings = site_model.get_settings(request.dbsession)
-    configured = request.registry.settings["sitemap_server.site_url"]
-    return Links(request.dbsession, site_model.effective_site_url(settings, configured))
+    return Links(request.dbsession, site_model.site_url_of(request.dbsession))
 
 
 def created(request: Request, payload: dict[str, Any], location: str) -> dict[str, Any]:
@@ -277,8 +275,9 @@ def delete_term(request: Request) -> Response:
 
 
 def _settings_payload(request: Request) -> dict[str, Any]:
-    settings = site_model.get_settings(request.dbsession)
-    configured = request.registry.settings["sitemap_server.site_url"]
+    session = request.dbsession
+    settings = site_model.get_settings(session)
+    configured = site_model.configured_site_url(session)
     return rep.settings_dict(settings, site_model.effective_site_url(settings, configured))
 
 

@@ -6,6 +6,7 @@ Views never commit: ``pyramid_tm`` commits the request's transaction when the vi
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import engine_from_config, event, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, configure_mappers, sessionmaker
 
 from ..context import CONTEXT_KEY, AppContext
@@ -80,15 +82,34 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
         cursor.close()
 
 
-def take_write_lock(session: Session) -> None:
-    """On SQLite, take the database's write lock now, before reading what will change.
+def take_write_lock(session: Session, wait: bool = True) -> bool:
+    """On SQLite, take the database's write lock now, before reading what will change;
+    without ``wait``, only if no one holds it at this moment. Whether it is held (always
+    True on PostgreSQL, which locks the rows themselves: ``FOR UPDATE``).
 
     SQLite has one writer at a time and no row locks, and pysqlite opens a transaction
     only at the first write: without this, a request could read a row, another could
     delete it, and the first would then update nothing. A write that matches no row takes
-    the lock all the same. PostgreSQL locks the rows themselves (``FOR UPDATE``)."""
-    if session.get_bind().dialect.name == "sqlite":
-        session.execute(text("UPDATE site_settings SET id = id WHERE 1 = 0"))
+    the lock all the same."""
+    if session.get_bind().dialect.name != "sqlite":
+        return True
+    lock = text("UPDATE site_settings SET id = id WHERE 1 = 0")
+    if wait:
+        session.execute(lock)
+        return True
+    connection = session.connection()
+    busy_timeout = int(connection.exec_driver_sql("PRAGMA busy_timeout").scalar() or 0)
+    connection.exec_driver_sql("PRAGMA busy_timeout = 0")
+    try:
+        session.execute(lock)
+    except OperationalError as error:
+        code = getattr(error.orig, "sqlite_errorcode", 0)
+        if code & 0xFF != sqlite3.SQLITE_BUSY:  # the primary code of an extended one
+            raise
+        return False
+    finally:
+        connection.exec_driver_sql(f"PRAGMA busy_timeout = {busy_timeout}")
+    return True
 
 
 def get_session_factory(engine: Engine, context: AppContext | None = None) -> sessionmaker[Session]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -25,7 +24,6 @@ from typing import Any
 
 import pluggy
 from sqlalchemy import delete, func, insert, select, text
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..content.links import Links
@@ -133,22 +131,7 @@ def try_lock(session: Session, name: str, wait: bool = True) -> bool:
     without ``wait``, only if no one holds it now."""
     if session.get_bind().dialect.name == "postgresql":
         return bool(session.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), _lock_key(name)))
-    if wait:
-        take_write_lock(session)
-        return True
-    connection = session.connection()
-    busy_timeout = int(connection.exec_driver_sql("PRAGMA busy_timeout").scalar() or 0)
-    connection.exec_driver_sql("PRAGMA busy_timeout = 0")
-    try:
-        take_write_lock(session)
-    except OperationalError as error:
-        code = getattr(error.orig, "sqlite_errorcode", 0)
-        if code & 0xFF != sqlite3.SQLITE_BUSY:  # the primary code of an extended one
-            raise
-        return False
-    finally:
-        connection.exec_driver_sql(f"PRAGMA busy_timeout = {busy_timeout}")
-    return True
+    return take_write_lock(session, wait)
 
 
 def all_providers(session: Session, plugins: pluggy.PluginManager) -> list[Provider]:

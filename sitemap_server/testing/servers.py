@@ -7,9 +7,11 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +156,21 @@ class SearchEngine:
             ]
 
 
+@contextmanager
+def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` answering on a free port of 127.0.0.1, each request in a thread of its
+    own, while the block runs: its base URL (``http://127.0.0.1:PORT``)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def search_engine(_search_engine_server: SearchEngine) -> SearchEngine:
     """A running ``SearchEngine`` that has received nothing and answers 200 to everything.
@@ -172,8 +189,6 @@ def search_engine(_search_engine_server: SearchEngine) -> SearchEngine:
 def _search_engine_server() -> Iterator[SearchEngine]:
     """The server behind ``search_engine``; stopped when the session ends."""
     import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from urllib.parse import parse_qs, urlsplit
 
     engine = SearchEngine()
@@ -214,13 +229,6 @@ def _search_engine_server() -> Iterator[SearchEngine]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    engine.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with http_server(Handler) as url:
+        engine.url = url
         yield engine
-    finally:
-        server.shutdown()
-        server.server_close()

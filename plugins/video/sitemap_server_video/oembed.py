@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import threading
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -60,14 +61,16 @@ def host_of(video: Video) -> str | None:
     return host if host in HOSTS and video.page_url else None
 
 
-def _settings(session: Session) -> dict[str, Any]:
-    return dict(context_of(session).settings)
+def _settings(session: Session) -> Mapping[str, Any]:
+    return context_of(session).settings
 
 
 def fetch_after_commit(session: Session, video_ids: list[int]) -> None:
     """Queue ``video_ids`` for fetching once (and only if) the transaction commits."""
+    if not video_ids:
+        return
     settings = _settings(session)
-    if not video_ids or not any(settings.get(ENDPOINT.format(host=h)) for h in HOSTS):
+    if not any(settings.get(ENDPOINT.format(host=h)) for h in HOSTS):
         return
     queued: list[int] = session.info.setdefault(QUEUE, [])
     if not queued:

@@ -125,17 +125,20 @@ def sync_detected(session: Session, post_ids: set[int]) -> None:
             stored.setdefault(video.post_id, []).append(video)
         # Most posts embed nothing and have no video: only their text is read (whole
         # posts, with their terms, took a ninth of an import).
-        texts = session.execute(select(Post.id, Post.content).where(Post.id.in_(batch)))
-        work = {
-            post_id: content or ""
-            for post_id, content in texts
-            if post_id in stored or _may_embed(content or "")
-        }
+        # The text to search, "" for a post that embeds nothing but has videos to remove.
+        work: dict[int, str] = {}
+        for post_id, content in session.execute(
+            select(Post.id, Post.content).where(Post.id.in_(batch))
+        ):
+            text = content or ""
+            embeds = _may_embed(text)
+            if embeds or post_id in stored:
+                work[post_id] = text if embeds else ""
         if not work:
             continue
         for post in session.scalars(select(Post).where(Post.id.in_(sorted(work)))):
             content, own = work[post.id], stored.get(post.id, [])
-            found = find_videos(content, links.post(post)) if _may_embed(content) else []
+            found = find_videos(content, links.post(post)) if content else []
             to_fetch += _sync_post(session, post.id, found, own, post.id not in only_videos)
     session.flush()
     oembed.fetch_after_commit(session, [v.id for v in to_fetch])

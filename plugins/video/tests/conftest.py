@@ -5,11 +5,10 @@ core's application already includes it through its entry point."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -72,16 +71,14 @@ def _oembed_httpd() -> Iterator[OEmbedServer]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server_state = OEmbedServer(url=f"http://127.0.0.1:{httpd.server_address[1]}")
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server_state
-    finally:
-        oembed.wait()
-        httpd.shutdown()
-        httpd.server_close()
+    from sitemap_server.testing import http_server
+
+    with http_server(Handler) as url:
+        server_state = OEmbedServer(url=url)
+        try:
+            yield server_state
+        finally:
+            oembed.wait()  # no fetch still under way when the server stops
 
 
 @pytest.fixture
