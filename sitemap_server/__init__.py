@@ -24,7 +24,7 @@ def main(global_config: dict[str, Any], **settings: Any) -> Any:
         config.include(".outages")  # the database down or locked: 503, Retry-After
         config.include(".api")  # /api/*: admin REST API, OpenAPI document, bearer tokens
         config.include(".sitemaps.views")  # the sitemaps, their XSL, robots.txt
-        config.include(".notify")  # the IndexNow key file; the worker thread, if switched on
+        config.include(".notify")  # the worker thread, if switched on
         config.scan(".api")  # the admin API's @view_config views (nothing else is decorated)
         plugins.hook.sitemap_configure(config=config)
     return config.make_wsgi_app()

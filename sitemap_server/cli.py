@@ -257,8 +257,8 @@ def cmd_worker(args: argparse.Namespace) -> None:
     worker = Worker.from_settings(settings)
     if not worker.config.enabled:
         print(
-            "sitemap-server: no ping targets and no IndexNow key are configured: "
-            "nothing will be sent (see sitemap_server.ping.targets)",
+            "sitemap-server: no ping targets, no IndexNow key and no plugin's channel are "
+            "configured: nothing will be announced (see sitemap_server.ping.targets)",
             file=sys.stderr,
         )
     try:
@@ -304,12 +304,16 @@ def cmd_notifications(args: argparse.Namespace) -> None:
         state = {"pending": state["pending"]}
     elif args.action == "status":
         print("targets:")
-        for url in state["targets"]["ping"]:
-            print(f"  ping {url}")
-        indexnow = state["targets"]["indexnow"]
-        if indexnow:
-            print(f"  IndexNow {indexnow['endpoint']} (key at {indexnow['key_location']})")
-        if not state["targets"]["ping"] and not indexnow:
+        targets = {name: found for name, found in state["targets"].items() if found}
+        for name, found in targets.items():
+            if name == "indexnow":
+                print(f"  IndexNow {found['endpoint']} (key at {found['key_location']})")
+            elif isinstance(found, dict):
+                print(f"  {name} " + ", ".join(f"{key} {value}" for key, value in found.items()))
+            else:
+                for target in found if isinstance(found, list) else [found]:
+                    print(f"  {name} {target}")
+        if not targets:
             print("  none: nothing is recorded or sent")
         if state["site_private"]:
             print("the site is private: nothing is sent")

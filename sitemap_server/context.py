@@ -9,17 +9,17 @@ every installed plugin and no configuration.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 from sqlalchemy.orm import Session
 
+from .settings import MAX_PAGE_BYTES, normalize
+
 # Where a session's ``info`` and the Pyramid registry hold it.
 CONTEXT_KEY = "sitemap_server.context"
-# S-310: a sitemap file holds at most 50 MiB, uncompressed.
-MAX_PAGE_BYTES = 50 * 1024 * 1024
 DEFAULT_SITE_URL = "http://localhost"
 
 
@@ -31,17 +31,22 @@ class AppContext:
     site_url: str = DEFAULT_SITE_URL
     # The largest page, in bytes (``sitemap_server.max_page_bytes``).
     max_page_bytes: int = MAX_PAGE_BYTES
-    # Every setting, normalised: plugins read their own here.
+    # Every setting, normalised, the plugins' own (``sitemap_settings``) with the core's.
     settings: MutableMapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_settings(cls, settings: MutableMapping[str, Any]) -> AppContext:
+    def from_settings(
+        cls, settings: MutableMapping[str, Any], environ: Mapping[str, str] | None = None
+    ) -> AppContext:
         """The context ``settings`` (normalised, ``settings.normalize``) describe; their
-        plugin manager if they hold one already (``main()`` puts it there)."""
-        from .plugins import PLUGIN_MANAGER, from_settings
+        plugin manager if they hold one already (``main()`` puts it there). The settings
+        the plugins declare are read here, overridden by ``environ`` (``os.environ``)."""
+        from .plugins import PLUGIN_MANAGER, declared_settings, from_settings
 
         plugins = settings.get(PLUGIN_MANAGER) or from_settings(dict(settings))
         settings[PLUGIN_MANAGER] = plugins
+        # The plugins' own settings (the core's were read before its plugins were known).
+        normalize(settings, environ, declared=declared_settings(plugins))
         return cls(
             plugins=plugins,
             site_url=str(settings.get("sitemap_server.site_url") or DEFAULT_SITE_URL),

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
     from sqlalchemy.orm import Session
 
+    from .notify.channels import Channel
+    from .settings import Setting
     from .sitemaps.changes import ContentChanges, UrlChange
     from .sitemaps.entries import Entry
     from .sitemaps.providers import Provider
@@ -293,6 +295,58 @@ def sitemap_openapi() -> dict[str, Any]:
         def sitemap_openapi():
             document = files("sitemap_server_podcasts").joinpath("openapi.yaml")
             return yaml.safe_load(document.read_text())
+    """
+
+
+@hookspec
+def sitemap_settings() -> list[Setting]:
+    """Declare the settings this plugin reads.
+
+    Called once at start-up, after the core's own settings are read. Each declared
+    setting is read from the application's ini section like the core's: its environment
+    variable wins over the file, an empty value takes the default, and a missing or
+    invalid one stops the server with a message that names it. The plugin then finds the
+    typed value in ``context_of(session).settings[name]``, never a raw string. Name them
+    after the plugin (``sitemap_server_podcasts.feed_url``), and list them in the plugin's
+    README: a name the core or another plugin already declares is refused at start-up.
+
+    :return: ``Setting(name, default, parse, env=None, doc="")`` objects; ``parse`` turns
+        the text into the value or raises ``ValueError`` saying what is wrong (the plugin
+        API has ``positive_int``, ``positive_float``, ``seconds``, ``boolean``, ``names``,
+        ``http_url``, and ``optional(parse)`` for one that may be empty); ``default`` is
+        text too, ``None`` when the setting is required.
+
+    Example::
+
+        @hookimpl
+        def sitemap_settings():
+            return [Setting("sitemap_server_podcasts.per_feed", "50", positive_int)]
+    """
+
+
+@hookspec
+def sitemap_channels(settings: dict[str, Any]) -> list[Channel]:
+    """Return the notification channels this plugin contributes.
+
+    Called once at start-up, and by each worker, with the normalised settings (the
+    plugin's own, from ``sitemap_settings``, among them). A channel is one kind of
+    message the worker sends over HTTP, with a durable outbox behind it: each message is
+    claimed, sent after commit, retried with backoff, recorded per attempt and listed by
+    ``GET /api/notifications``. A channel says what a burst of sitemap changes becomes
+    (pings and IndexNow submissions are the core's two channels), or is fed by the
+    plugin's own writes through ``send_later`` (the video plugin's oEmbed fetches); see
+    ``sitemap_server.notify.channels.Channel``. Return a channel even when it is not
+    configured (``enabled`` false): it then sends nothing, and what it had queued is
+    cancelled.
+
+    :param settings: the application's settings, typed.
+    :return: ``Channel`` objects with names unique across plugins.
+
+    Example::
+
+        @hookimpl
+        def sitemap_channels(settings):
+            return [WebhookChannel(settings["sitemap_server_hooks.url"])]
     """
 
 

@@ -20,7 +20,15 @@ What it holds:
   ``home_path``, ``page_descendants``, ``site_url_of``;
 - the application: ``context_of(session)`` is the ``AppContext`` a session was made
   with (its plugin manager, the ini file's site URL, every setting: a plugin reads its
-  own there);
+  own there, typed);
+- settings: ``Setting`` (what ``sitemap_settings`` returns) and the parsers
+  ``positive_int``, ``positive_float``, ``seconds``, ``boolean``, ``names``, ``http_url``,
+  and ``optional(parse)`` for a setting that may be left empty;
+- notification channels: ``Channel`` (what ``sitemap_channels`` returns), ``Burst``,
+  ``Message``, ``Request``, ``Result`` and the outcomes ``SENT``, ``RETRY``,
+  ``FAILED``; ``send_later`` queues a message of the plugin's own channel in the
+  writing transaction (a durable background job: the worker sends it after commit and
+  retries it);
 - the sanitizer: ``clean_text``, ``clean_url``, ``host_of``, ``normal_host``;
 - the admin API: ``api_view`` (a view checked against the OpenAPI document the plugin
   contributes), ``body``, ``path_param``, ``created``, ``no_content``, and the services'
@@ -40,33 +48,55 @@ from .hookspecs import hookimpl
 from .models import Post, PostType, SitemapEntry, Term, post_terms
 from .models.content import MAX_TITLE_LENGTH, MAX_URL_LENGTH
 from .models.meta import Base, UTCDateTime, utcnow
+from .models.notifications import FAILED, SENT
 from .models.site import site_url_of
+from .notify.channels import RETRY, Burst, Channel, Message, Request, Result, send_later
 from .providers.posts import descendants as page_descendants
 from .services.common import changed, flush, get_or_404, parse_datetime
+from .settings import (
+    Setting,
+    boolean,
+    http_url,
+    names,
+    optional,
+    positive_float,
+    positive_int,
+    seconds,
+)
 from .sitemaps.changes import ContentChanges
 from .sitemaps.entries import Entry
 from .sitemaps.providers import BuildContext, Provider, chunks
 from .sitemaps.xml import valid_chars, w3c
 
 __all__ = [
+    "FAILED",
     "MAX_TITLE_LENGTH",
     "MAX_URL_LENGTH",
+    "RETRY",
+    "SENT",
     "AppContext",
     "Base",
     "BuildContext",
+    "Burst",
+    "Channel",
     "ContentChanges",
     "Entry",
     "Invalid",
     "Links",
+    "Message",
     "NotFound",
     "Post",
     "PostType",
     "Provider",
+    "Request",
+    "Result",
+    "Setting",
     "SitemapEntry",
     "Term",
     "UTCDateTime",
     "api_view",
     "body",
+    "boolean",
     "changed",
     "chunks",
     "clean_text",
@@ -78,12 +108,19 @@ __all__ = [
     "home_path",
     "hookimpl",
     "host_of",
+    "http_url",
+    "names",
     "no_content",
     "normal_host",
+    "optional",
     "page_descendants",
     "parse_datetime",
     "path_param",
+    "positive_float",
+    "positive_int",
     "post_terms",
+    "seconds",
+    "send_later",
     "site_url_of",
     "utcnow",
     "valid_chars",

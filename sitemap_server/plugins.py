@@ -12,6 +12,7 @@ import pluggy
 
 from . import hookspecs
 from .hookspecs import PROJECT
+from .settings import SETTINGS, Setting, SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,8 @@ BUILTIN_PLUGINS = (
     "sitemap_server.providers.authors",
     "sitemap_server.providers.taxonomies",
     "sitemap_server.notify.outbox",
+    "sitemap_server.notify.ping",
+    "sitemap_server.notify.indexnow",
 )
 
 
@@ -93,6 +96,20 @@ def from_settings(settings: dict[str, Any]) -> pluggy.PluginManager:
     manager.check_pending()
     refuse_wrappers(manager)
     return manager
+
+
+def declared_settings(manager: pluggy.PluginManager) -> tuple[Setting, ...]:
+    """The settings ``manager``'s plugins declare (``sitemap_settings``), each name once and
+    none the core's own."""
+    declared: dict[str, Setting] = {setting.name: setting for setting in SETTINGS}
+    found = []
+    for result in manager.hook.sitemap_settings():
+        for setting in result:
+            if setting.name in declared:
+                raise SettingsError(f"setting {setting.name} is declared twice (by two plugins)")
+            declared[setting.name] = setting
+            found.append(setting)
+    return tuple(found)
 
 
 class PluginDescription(TypedDict):

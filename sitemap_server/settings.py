@@ -1,22 +1,26 @@
-"""Every ``sitemap_server.*`` setting: its default, its environment override, its validation.
+"""Every setting: its default, its environment override, its validation.
 
 Settings come from the ini file that ``pserve`` and ``sitemap-server`` both read. An
 environment variable, where one is named, wins over the ini file, so one ``production.ini``
-serves every deployment. ``normalize`` is called once at start-up; code reads the typed
-values it leaves in the registry settings and never parses a raw string again.
+serves every deployment. ``normalize`` is called once at start-up, for the core's
+``SETTINGS`` and then for those each plugin declares (the ``sitemap_settings`` hook,
+``plugins.declared_settings``); code reads the typed values it leaves in the settings and
+never parses a raw string again. The parsers here (``positive_int``, ``http_url`` …) are
+part of the plugin API (``sitemap_server.plugin``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from pyramid.settings import asbool
 
-from .context import MAX_PAGE_BYTES
+# S-310: a sitemap file holds at most 50 MiB, uncompressed.
+MAX_PAGE_BYTES = 50 * 1024 * 1024
 
 
 class SettingsError(ValueError):
@@ -32,83 +36,63 @@ def _site_url(value: str) -> str:
     return value.rstrip("/")
 
 
-def _positive_int(value: str) -> int:
+def positive_int(value: str) -> int:
     number = int(value)
     if number < 1:
         raise ValueError("must be a positive integer")
     return number
 
 
-def _names(value: str) -> tuple[str, ...]:
+def names(value: str) -> tuple[str, ...]:
     return tuple(name for name in value.replace(",", " ").split() if name)
 
 
-def _bool(value: str) -> bool:
+def boolean(value: str) -> bool:
     return asbool(value)
 
 
-def _positive_float(value: str) -> float:
+def positive_float(value: str) -> float:
     number = float(value)
     if not number > 0:
         raise ValueError("must be a positive number")
     return number
 
 
-def _auto_or_positive_float(value: str) -> float | None:
+def auto_or_positive_float(value: str) -> float | None:
     """None for ``auto`` (the code that reads it picks), else a positive number."""
-    return None if value.strip().lower() == "auto" else _positive_float(value)
+    return None if value.strip().lower() == "auto" else positive_float(value)
 
 
-def _seconds(value: str) -> float:
+def seconds(value: str) -> float:
     number = float(value)
     if not number >= 0:
         raise ValueError("must be a number of seconds, 0 or more")
     return number
 
 
-def _http_url(value: str) -> str:
+def http_url(value: str) -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError("must be an absolute http(s) URL")
     return value
 
 
-# Ping endpoints known by name. Google's answers 404 since 2023 and is kept for sites that
-# want exactly what the specification asks; nothing is pinged unless configured.
-PING_PRESETS = {"google": "https://www.google.com/ping?sitemap={sitemap}"}
+def optional(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` for a setting that may be left empty: "" stays "" (not set)."""
 
+    def parse_optional(value: str) -> Any:
+        return parse(value) if value else ""
 
-def _ping_targets(value: str) -> tuple[str, ...]:
-    targets = []
-    for item in value.split():
-        template = PING_PRESETS.get(item.lower(), item)
-        if "{sitemap}" not in template:
-            raise ValueError(
-                f"{item!r} is neither a preset ({', '.join(PING_PRESETS)}) "
-                "nor a URL template with a {sitemap} placeholder"
-            )
-        _http_url(template.replace("{sitemap}", "x"))
-        targets.append(template)
-    return tuple(dict.fromkeys(targets))
-
-
-def _indexnow_key(value: str) -> str:
-    if value and not (
-        8 <= len(value) <= 128 and all(c.isascii() and (c.isalnum() or c == "-") for c in value)
-    ):
-        raise ValueError("must be 8 to 128 characters: letters a-z, A-Z, digits 0-9 and '-'")
-    return value
-
-
-def _indexnow_batch(value: str) -> int:
-    number = _positive_int(value)
-    if number > 10_000:
-        raise ValueError("must be at most 10000 (IndexNow's limit)")
-    return number
+    return parse_optional
 
 
 @dataclass(frozen=True)
 class Setting:
+    """One setting: ``parse`` turns the ini file's text into its value, or raises
+    ``ValueError`` with what is wrong ("must be a positive integer"); ``default`` is text
+    too (None: required); ``env`` names an environment variable that wins over the file;
+    ``doc`` is the line the documentation shows."""
+
     name: str
     default: str | None
     parse: Callable[[str], Any]
@@ -135,25 +119,25 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "sitemap_server.api.max_body_bytes",
         str(2 * 1024 * 1024),
-        _positive_int,
+        positive_int,
         doc="Largest admin API request body (bytes); larger ones get 413.",
     ),
     Setting(
         "sitemap_server.api.max_import_bytes",
         str(64 * 1024 * 1024),
-        _positive_int,
+        positive_int,
         doc="Largest body of POST /api/import (bytes); larger ones get 413.",
     ),
     Setting(
         "sitemap_server.api.validate_responses",
         "false",
-        _bool,
+        boolean,
         doc="Check every admin API response against the OpenAPI document (tests turn it on).",
     ),
     Setting(
         "sitemap_server.sqlite.busy_timeout_ms",
         "5000",
-        _positive_int,
+        positive_int,
         doc="How long a SQLite writer waits for the lock before failing.",
     ),
     Setting(
@@ -166,20 +150,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "sitemap_server.render_cache_bytes",
         str(64 * 1024 * 1024),
-        _positive_int,
+        positive_int,
         doc="Memory per process for rendered sitemaps, reused while their content version holds.",
     ),
     Setting(
         "sitemap_server.max_page_bytes",
         str(MAX_PAGE_BYTES),
-        _positive_int,
+        positive_int,
         doc="Largest sitemap page (bytes, uncompressed). A page that would pass it holds fewer "
         "entries than the page size (S-310: 50 MiB, the protocol's limit; lower only to test).",
     ),
     Setting(
         "sitemap_server.max_staleness",
         "1",
-        _seconds,
+        seconds,
         doc="Seconds a recorded change may wait for the maintainer (the worker applies it "
         "within maintainer.poll_seconds). A sitemap request that finds one waiting longer "
         "applies the log before it answers, so a site without a worker still converges; 0: "
@@ -188,7 +172,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "sitemap_server.maintainer.poll_seconds",
         "auto",
-        _auto_or_positive_float,
+        auto_or_positive_float,
         doc="How often the worker looks for recorded changes to apply to the sitemaps. "
         "auto: 0.1 on PostgreSQL; 0.5 on SQLite, where each pass holds the one write lock "
         "and writers waiting for it oversleep (fewer, larger passes keep PATCH p95 low).",
@@ -196,124 +180,98 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "sitemap_server.disabled_plugins",
         "",
-        _names,
+        names,
         doc="Entry-point names of installed plugins to leave out (space or comma separated).",
     ),
     Setting(
         "sitemap_server.extra_plugins",
         "",
-        _names,
+        names,
         doc="Dotted names of modules to register as plugins without packaging them.",
     ),
     Setting(
         "sitemap_server.load_entrypoints",
         "true",
-        _bool,
+        boolean,
         doc="Load the plugins installed under the sitemap_server entry-point group.",
-    ),
-    Setting(
-        "sitemap_server.ping.targets",
-        "",
-        _ping_targets,
-        env="SITEMAP_SERVER_PING_TARGETS",
-        doc="Where to ping when a sitemap changes: URL templates with a {sitemap} placeholder "
-        "(filled with the URL-encoded sitemap index URL), or preset names ("
-        + ", ".join(PING_PRESETS)
-        + "), space separated. Empty: no pings. Google retired its ping endpoint in 2023.",
-    ),
-    Setting(
-        "sitemap_server.indexnow.key",
-        "",
-        _indexnow_key,
-        env="SITEMAP_SERVER_INDEXNOW_KEY",
-        doc="IndexNow key (8 to 128 letters, digits or dashes). Set, it is served at "
-        "/{key}.txt and changed URLs are submitted to the endpoint below. Empty: no IndexNow.",
-    ),
-    Setting(
-        "sitemap_server.indexnow.endpoint",
-        "https://api.indexnow.org/indexnow",
-        _http_url,
-        doc="Where IndexNow submissions are POSTed (any participating engine shares them).",
-    ),
-    Setting(
-        "sitemap_server.indexnow.batch_size",
-        "10000",
-        _indexnow_batch,
-        doc="Most URLs in one IndexNow submission (at most 10,000, the protocol's limit).",
     ),
     Setting(
         "sitemap_server.notify.quiet_seconds",
         "60",
-        _seconds,
+        seconds,
         doc="A burst of changes is sent (one ping per target) once nothing has changed for "
         "this long, or once its first change is max_delay_seconds old.",
     ),
     Setting(
         "sitemap_server.notify.max_delay_seconds",
         "900",
-        _seconds,
+        seconds,
         doc="The longest a change waits for its burst to end, however busy the site.",
     ),
     Setting(
         "sitemap_server.notify.timeout_seconds",
         "10",
-        _positive_float,
+        positive_float,
         doc="Connect and read timeout of each request to a search engine.",
     ),
     Setting(
         "sitemap_server.notify.retry_seconds",
         "60",
-        _positive_float,
+        positive_float,
         doc="Wait before the first retry (connection error, 429, 5xx); doubled after each "
         "failure, at most 6 hours.",
     ),
     Setting(
         "sitemap_server.notify.max_attempts",
         "8",
-        _positive_int,
+        positive_int,
         doc="Tries before a notification is given up.",
     ),
     Setting(
         "sitemap_server.notify.lease_seconds",
         "300",
-        _positive_float,
+        positive_float,
         doc="How long a worker holds a notification it is sending; one whose worker died "
         "is sent by another after this.",
     ),
     Setting(
         "sitemap_server.notify.poll_seconds",
         "5",
-        _positive_float,
+        positive_float,
         doc="How often the worker looks for notifications to send.",
     ),
     Setting(
         "sitemap_server.notify.keep_days",
         "30",
-        _positive_int,
+        positive_int,
         doc="How long sent and given-up notifications are kept for GET /api/notifications.",
     ),
     Setting(
         "sitemap_server.notify.worker_thread",
         "false",
-        _bool,
+        boolean,
         doc="Run the notification worker in a thread of the web process (the single-process "
         "default); otherwise run `sitemap-server worker` beside it.",
     ),
     Setting(
         "sitemap_server.sql_echo",
         "false",
-        _bool,
+        boolean,
         doc="Log every SQL statement (debugging only).",
     ),
 )
 
 
 def normalize(
-    settings: MutableMapping[str, Any], environ: Mapping[str, str] | None = None
+    settings: MutableMapping[str, Any],
+    environ: Mapping[str, str] | None = None,
+    declared: Iterable[Setting] | None = None,
 ) -> MutableMapping[str, Any]:
-    """Apply environment overrides and defaults, parse every value, fail on a bad one."""
+    """Apply environment overrides and defaults, parse every value, fail on a bad one.
+
+    ``declared``: the settings to read (the core's ``SETTINGS`` if not given)."""
     environ = os.environ if environ is None else environ
-    for setting in SETTINGS:
+    for setting in SETTINGS if declared is None else declared:
         raw = settings.get(setting.name)
         if setting.env and environ.get(setting.env):
             raw = environ[setting.env]
@@ -329,12 +287,13 @@ def normalize(
             settings[setting.name] = setting.parse(raw.strip())
         except ValueError as exc:
             raise SettingsError(f"setting {setting.name}={raw!r}: {exc}") from exc
-    lease, timeout = settings[LEASE], settings[TIMEOUT]
-    if lease <= 2 * timeout:
-        # A worker still waiting for an answer must not lose its claim to another one.
-        raise SettingsError(
-            f"setting {LEASE}={lease:g} must be more than twice {TIMEOUT}={timeout:g}"
-        )
+    if declared is None:
+        lease, timeout = settings[LEASE], settings[TIMEOUT]
+        if lease <= 2 * timeout:
+            # A worker still waiting for an answer must not lose its claim to another one.
+            raise SettingsError(
+                f"setting {LEASE}={lease:g} must be more than twice {TIMEOUT}={timeout:g}"
+            )
     return settings
 
 

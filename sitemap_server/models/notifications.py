@@ -23,9 +23,6 @@ ADDED, UPDATED, REMOVED, REBUILT = "added", "updated", "removed", "rebuilt"
 # ``notifications.status``
 PENDING, SENT, FAILED, CANCELLED = "pending", "sent", "failed", "cancelled"
 
-# ``notifications.channel``
-PING, INDEXNOW = "ping", "indexnow"
-
 
 class NotificationChange(Base):
     __tablename__ = "notification_changes"
@@ -40,7 +37,8 @@ class NotificationChange(Base):
 
 
 class Notification(Base):
-    """One request to send: a ping of one target, or one IndexNow batch."""
+    """One message to send through a channel (``notify.channels``): a ping of one target,
+    one IndexNow batch, a plugin's request (the video plugin's oEmbed fetches)."""
 
     __tablename__ = "notifications"
     __table_args__ = (
@@ -51,11 +49,13 @@ class Notification(Base):
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     channel: Mapped[str] = mapped_column(String(16))
-    # The ping URL (template filled in), or the IndexNow endpoint.
+    # Where it goes: the ping URL (template filled in), the IndexNow endpoint …
     url: Mapped[str] = mapped_column(Text)
-    # IndexNow: {"host": …, "urlList": […]}; the key is added when it is sent.
+    # What the channel needs to send it. IndexNow: {"host": …, "urlList": […]}; the key
+    # is added when it is sent.
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    # How many changes the burst held, and which sitemaps they were in.
+    # How many changes the burst held, and which sitemaps they were in (0 and none for a
+    # message a plugin queued itself, ``channels.send_later``).
     changes: Mapped[int] = mapped_column(Integer, default=0)
     sitemaps: Mapped[list[str]] = mapped_column(JSON, default=list)
     status: Mapped[str] = mapped_column(String(16), default=PENDING)

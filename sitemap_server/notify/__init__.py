@@ -1,13 +1,15 @@
 """Telling search engines that sitemaps changed (S-601, S-602).
 
 - ``outbox``: the ``sitemap_changed`` hook writes each changed URL to the outbox, in the
-  transaction of the change; a burst of them becomes one ping per target and IndexNow
-  submissions of the changed URLs.
-- ``senders``: the HTTP requests, and what each answer means (sent, retry, give up).
+  transaction of the change; a burst of them is given to each channel.
+- ``channels``: what a channel is (the messages a burst becomes, the request, how an
+  answer is judged); plugins add theirs through the ``sitemap_channels`` hook.
+- ``ping``, ``indexnow``: the core's two channels, each with its settings (and
+  IndexNow's key file, ``/{key}.txt``), registered as built-in plugins.
+- ``senders``: sending a channel's request; no answer at all means retry later.
 - ``worker``: claims due notifications (safe with several workers on PostgreSQL), sends
   them after commit, records each attempt; ``sitemap-server worker`` or a thread.
-- ``config``: the ``sitemap_server.ping.*``, ``indexnow.*`` and ``notify.*`` settings.
-- ``views``: the IndexNow key file, ``/{key}.txt``.
+- ``config``: the ``notify.*`` settings and the loaded channels.
 """
 
 from __future__ import annotations
@@ -16,5 +18,4 @@ from pyramid.config import Configurator
 
 
 def includeme(config: Configurator) -> None:
-    config.include(".views")
     config.include(".worker")

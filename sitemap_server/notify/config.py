@@ -1,4 +1,4 @@
-"""The notification settings, read once from the application's settings."""
+"""The worker's settings and the channels it sends through, read once from the settings."""
 
 from __future__ import annotations
 
@@ -6,20 +6,19 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import quote
 
 from sqlalchemy.orm import Session
 
-from ..context import CONTEXT_KEY
-from ..settings import setting_value
+from ..context import CONTEXT_KEY, AppContext
+from ..settings import SettingsError, setting_value
+from .channels import MAX_NAME_LENGTH, Channel
 
 
 @dataclass(frozen=True)
 class NotifyConfig:
-    ping_targets: tuple[str, ...]
-    indexnow_key: str
-    indexnow_endpoint: str
-    indexnow_batch: int
+    # Every channel of the loaded plugins (the core's ping and IndexNow among them),
+    # configured or not.
+    channels: tuple[Channel, ...]
     quiet: timedelta
     max_delay: timedelta
     timeout: float
@@ -33,19 +32,20 @@ class NotifyConfig:
 
     @property
     def enabled(self) -> bool:
-        """Anything to tell anyone: without targets nothing is recorded at all."""
-        return bool(self.ping_targets or self.indexnow_key)
+        """Anyone to tell about changes: without such a channel no change is recorded."""
+        return any(channel.enabled and channel.announces for channel in self.channels)
+
+    def channel(self, name: str) -> Channel | None:
+        return next((channel for channel in self.channels if channel.name == name), None)
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> NotifyConfig:
+    def from_settings(cls, settings: MutableMapping[str, Any]) -> NotifyConfig:
         def get(name: str) -> Any:
             return setting_value(settings, f"sitemap_server.{name}")
 
+        context = AppContext.from_settings(settings)
         return cls(
-            ping_targets=tuple(get("ping.targets")),
-            indexnow_key=get("indexnow.key"),
-            indexnow_endpoint=get("indexnow.endpoint"),
-            indexnow_batch=get("indexnow.batch_size"),
+            channels=channels_of(context),
             quiet=timedelta(seconds=get("notify.quiet_seconds")),
             max_delay=timedelta(seconds=get("notify.max_delay_seconds")),
             timeout=get("notify.timeout_seconds"),
@@ -54,7 +54,7 @@ class NotifyConfig:
             lease=timedelta(seconds=get("notify.lease_seconds")),
             poll_seconds=get("notify.poll_seconds"),
             keep=timedelta(days=get("notify.keep_days")),
-            site_url=str(settings.get("sitemap_server.site_url") or "http://localhost"),
+            site_url=context.site_url,
         )
 
     @classmethod
@@ -71,15 +71,22 @@ class NotifyConfig:
         context = session.info.get(CONTEXT_KEY)
         return None if context is None else cls.of(context.settings)
 
-    def ping_url(self, template: str, site_url: str) -> str:
-        return template.replace("{sitemap}", quote(index_url(site_url), safe=""))
 
-    def key_location(self, site_url: str) -> str:
-        return f"{site_url}/{self.indexnow_key}.txt"
+def channels_of(context: AppContext) -> tuple[Channel, ...]:
+    """The channels of ``context``'s plugins (``sitemap_channels``), checked."""
+    found: dict[str, Channel] = {}
+    settings: Mapping[str, Any] = context.settings
+    for result in context.plugins.hook.sitemap_channels(settings=settings):
+        for channel in result:
+            name = channel.name
+            if not name or len(name) > MAX_NAME_LENGTH:
+                raise SettingsError(
+                    f"notification channel {name!r}: a name is 1 to {MAX_NAME_LENGTH} characters"
+                )
+            if name in found:
+                raise SettingsError(f"notification channel {name!r} is contributed twice")
+            found[name] = channel
+    return tuple(found.values())
 
 
 CONFIG_KEY = "sitemap_server.notify.config"
-
-
-def index_url(site_url: str) -> str:
-    return f"{site_url}/sitemap_index.xml"

@@ -3,15 +3,14 @@
 ``sitemap_changed`` runs inside the writing transaction, so a rolled-back request leaves
 no row and a committed one always has its rows, whatever happens to the process next.
 The worker ``coalesce``s: once a burst of changes has gone quiet it takes every row of it
-and makes one ping per target and IndexNow submissions of the distinct changed URLs.
+and gives the burst to each channel that announces changes (``channels``): one ping per
+target, IndexNow submissions of the distinct changed URLs, a plugin's own.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
@@ -19,10 +18,11 @@ from sqlalchemy.orm import Session
 from ..hookspecs import hookimpl
 from ..models import Notification, NotificationChange
 from ..models.meta import utcnow
-from ..models.notifications import INDEXNOW, PENDING, PING, REBUILT
+from ..models.notifications import PENDING, REBUILT
 from ..models.site import effective_site_url, get_settings
 from ..sitemaps.changes import UrlChange
 from ..sitemaps.providers import chunks
+from .channels import Burst, Message
 from .config import NotifyConfig
 
 log = logging.getLogger(__name__)
@@ -102,42 +102,35 @@ def coalesce(session: Session, config: NotifyConfig, ids: tuple[int, int]) -> li
     if site.private:
         log.info("%d change(s) not sent: the site is private", changes)
         return []
-    site_url = effective_site_url(site, config.site_url)
+    burst = Burst(
+        changes, tuple(sorted(sitemaps)), tuple(urls), effective_site_url(site, config.site_url)
+    )
     made = [
-        _notification(PING, config.ping_url(template, site_url), None, changes, sitemaps)
-        for template in config.ping_targets
+        _notification(channel.name, message, burst)
+        for channel in config.channels
+        if channel.announces and channel.enabled
+        for message in channel.messages(burst)
     ]
-    if config.indexnow_key:
-        address = urlsplit(site_url)
-        # IndexNow refuses (422) URLs of another host: those of an earlier site URL.
-        own = [url for url in urls if urlsplit(url).netloc == address.netloc]
-        for batch in chunks(own, config.indexnow_batch):
-            payload = {"host": address.hostname, "urlList": batch}
-            made.append(
-                _notification(INDEXNOW, config.indexnow_endpoint, payload, changes, sitemaps)
-            )
     session.add_all(made)
     session.flush()
     log.info(
         "%d change(s) in %s: %d notification(s) to send",
         changes,
-        ", ".join(sorted(sitemaps)),
+        ", ".join(burst.sitemaps),
         len(made),
     )
     return made
 
 
-def _notification(
-    channel: str, url: str, payload: dict[str, Any] | None, changes: int, sitemaps: set[str]
-) -> Notification:
+def _notification(channel: str, message: Message, burst: Burst) -> Notification:
     now: datetime = utcnow()
     return Notification(
         created_at=now,
         channel=channel,
-        url=url,
-        payload=payload,
-        changes=changes,
-        sitemaps=sorted(sitemaps),
+        url=message.url,
+        payload=message.payload,
+        changes=burst.changes,
+        sitemaps=list(burst.sitemaps),
         status=PENDING,
         attempts=0,
         due_at=now,

@@ -48,14 +48,11 @@ def status(session: Session, config: NotifyConfig, limit: int = 20) -> dict[str,
     )
     return {
         "site_private": site.private,
+        # Where changes are announced: a plugin's background job (oEmbed) is no target.
         "targets": {
-            "ping": [config.ping_url(t, site_url) for t in config.ping_targets],
-            "indexnow": {
-                "endpoint": config.indexnow_endpoint,
-                "key_location": config.key_location(site_url),
-            }
-            if config.indexnow_key
-            else None,
+            channel.name: channel.targets(site_url)
+            for channel in config.channels
+            if channel.announces
         },
         "settings": {
             "quiet_seconds": config.quiet.total_seconds(),

@@ -39,13 +39,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..context import AppContext
 from ..models import Notification, NotificationAttempt, get_engine, get_session_factory
 from ..models.meta import utcnow
-from ..models.notifications import CANCELLED, FAILED, INDEXNOW, PENDING, SENT
+from ..models.notifications import CANCELLED, FAILED, PENDING, SENT
 from ..models.site import effective_site_url, get_settings
 from ..settings import setting_value
 from ..sitemaps.maintenance import apply_all, catch_up
 from . import outbox, report, senders
+from .channels import RETRY, Channel, Message, Request, Result
 from .config import NotifyConfig
-from .senders import RETRY, Result
 
 log = logging.getLogger(__name__)
 
@@ -69,15 +69,17 @@ class Claimed:
     id: int
     channel: str
     attempts: int
-    request: senders.Request
+    message: Message
+    # The channel that sends it (None: no loaded plugin contributes it any more).
+    via: Channel | None
+    request: Request | None
     # Why it must not be sent after all (the site went private, the key was removed).
     cancel: str | None = None
 
     def describe(self) -> str:
-        if self.channel == INDEXNOW and self.request.json is not None:
-            count = len(self.request.json.get("urlList", ()))
-            return f"IndexNow submission {self.id} ({count} URLs) to {self.request.url}"
-        return f"ping {self.id} {self.request.url}"
+        if self.via is None:
+            return f"{self.channel} {self.id} to {self.message.url}"
+        return self.via.describe(self.id, self.message)
 
 
 class Worker:
@@ -221,65 +223,71 @@ class Worker:
                 return None
             site = get_settings(session)
             site_url = effective_site_url(site, self.config.site_url)
-            cancel = "the site is private" if site.private else None
+            private = site.private
         self.http.headers["User-Agent"] = senders.user_agent(site_url)
-        body = None
-        if row.channel == INDEXNOW:
-            key = self.config.indexnow_key
-            if not key:
-                cancel = cancel or "no IndexNow key is configured any more"
-            body = {
-                **(row.payload or {}),
-                "key": key,
-                "keyLocation": self.config.key_location(site_url),
-            }
-        request = senders.Request(row.channel, row.url, body)
-        return Claimed(row.id, row.channel, row.attempts, request, cancel)
+        message = Message(row.url, row.payload)
+        channel = self.config.channel(row.channel)
+        cancel, request = None, None
+        if channel is None:
+            cancel = f"no loaded plugin sends {row.channel!r} notifications any more"
+        elif not channel.enabled:
+            cancel = f"the {row.channel} channel is not configured any more"
+        elif channel.announces and private:
+            cancel = "the site is private"
+        else:
+            request = channel.request(message, site_url)
+        return Claimed(row.id, row.channel, row.attempts, message, channel, request, cancel)
 
     def deliver(self, claimed: Claimed) -> dict[str, Any]:
-        if claimed.cancel:
+        if claimed.via is None or claimed.request is None:
             result = Result(CANCELLED, error=claimed.cancel)
         else:
-            result = senders.send(self.http, claimed.request, self.config.timeout)
+            result = senders.send(self.http, claimed.via, claimed.request, self.config.timeout)
         return self.record(claimed, result)
 
     def record(self, claimed: Claimed, result: Result) -> dict[str, Any]:
+        """Record the attempt, and what it means for the notification, in one transaction
+        in which the channel is told (``Channel.received`` or ``failed``)."""
         config = self.config
         attempts = claimed.attempts + 1
         outcome, error = result.outcome, result.error
         if outcome == RETRY and attempts >= config.max_attempts:
             outcome, error = FAILED, f"{error}; gave up after {attempts} attempts"
         now = utcnow()
-        values: dict[str, Any] = {
-            "attempts": attempts,
-            "lease_until": None,
-            "claimed_by": None,
-            "http_status": result.http_status,
-            "error": error,
-        }
-        what = claimed.describe()
-        if outcome == RETRY:
-            delay = min(timedelta(seconds=config.retry_seconds * 2 ** (attempts - 1)), MAX_BACKOFF)
-            if result.retry_after is not None:
-                delay = max(delay, min(timedelta(seconds=result.retry_after), MAX_BACKOFF))
-            values.update(status=PENDING, due_at=now + delay)
-            log.warning(
-                "%s: %s; retrying in %d s (attempt %d of %d)",
-                what,
-                error,
-                delay.total_seconds(),
-                attempts,
-                config.max_attempts,
-            )
-        else:
-            values.update(status=outcome, finished_at=now)
-            if outcome == SENT:
-                log.info("%s: sent (HTTP %s)", what, result.http_status)
-            elif outcome == FAILED:
-                log.warning("%s: gave up: %s", what, error)
-            else:
-                log.info("%s: not sent: %s", what, error)
         with self.sessions.begin() as session:
+            if claimed.via is not None:
+                outcome, error = self._tell_channel(session, claimed, outcome, error, result)
+            values: dict[str, Any] = {
+                "attempts": attempts,
+                "lease_until": None,
+                "claimed_by": None,
+                "http_status": result.http_status,
+                "error": error,
+            }
+            what = claimed.describe()
+            if outcome == RETRY:
+                delay = min(
+                    timedelta(seconds=config.retry_seconds * 2 ** (attempts - 1)), MAX_BACKOFF
+                )
+                if result.retry_after is not None:
+                    delay = max(delay, min(timedelta(seconds=result.retry_after), MAX_BACKOFF))
+                values.update(status=PENDING, due_at=now + delay)
+                log.warning(
+                    "%s: %s; retrying in %d s (attempt %d of %d)",
+                    what,
+                    error,
+                    delay.total_seconds(),
+                    attempts,
+                    config.max_attempts,
+                )
+            else:
+                values.update(status=outcome, finished_at=now)
+                if outcome == SENT:
+                    log.info("%s: sent (HTTP %s)", what, result.http_status)
+                elif outcome == FAILED:
+                    log.warning("%s: gave up: %s", what, error)
+                else:
+                    log.info("%s: not sent: %s", what, error)
             session.execute(
                 update(Notification)
                 .where(Notification.id == claimed.id, Notification.claimed_by == self.name)
@@ -297,7 +305,35 @@ class Worker:
             )
             session.add(attempt)
             session.flush()
-            return report.attempt_dict(attempt, claimed.channel, claimed.request.url)
+            return report.attempt_dict(attempt, claimed.channel, claimed.message.url)
+
+    def _tell_channel(
+        self, session: Session, claimed: Claimed, outcome: str, error: str | None, result: Result
+    ) -> tuple[str, str | None]:
+        """Give the channel the answer it reads, or the failure; the outcome after that.
+
+        In a savepoint: what the channel fails to store is rolled back and the message
+        given up with the reason, instead of the attempt going unrecorded."""
+        channel, message = claimed.via, claimed.message
+        assert channel is not None
+        try:
+            with session.begin_nested():
+                if outcome == SENT and result.answer is not None:
+                    channel.received(session, message, result.answer)
+                elif outcome != SENT:
+                    channel.failed(session, message, error or outcome, outcome != RETRY)
+            return outcome, error
+        except ValueError as exc:
+            error = f"the answer was refused: {exc}"
+        except Exception as exc:
+            log.exception("%s: the %s channel failed", claimed.describe(), channel.name)
+            error = f"not stored: {type(exc).__name__}: {exc}"
+        try:
+            with session.begin_nested():
+                channel.failed(session, message, error, True)
+        except Exception:
+            log.exception("%s: the %s channel failed", claimed.describe(), channel.name)
+        return FAILED, error
 
     def prune(self) -> None:
         """Forget finished notifications older than ``keep`` (hourly)."""

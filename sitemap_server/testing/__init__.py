@@ -71,6 +71,7 @@ from .fixtures import (
     pytest_report_header,
     reset_database,
     restore_logging,
+    run_worker,
     testapp,
     wsgi_app,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "pytest_report_header",
     "reset_database",
     "restore_logging",
+    "run_worker",
     "running",
     "search_engine",
     "serve_production",

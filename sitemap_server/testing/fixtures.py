@@ -247,6 +247,21 @@ def apply_changes(app: Any) -> int:
     return apply_all(registry["dbsession_factory"])
 
 
+def run_worker(app: Any, force: bool = True) -> list[dict[str, Any]]:
+    """One pass of the worker, as ``sitemap-server worker --once`` makes it, for ``app``
+    (the application or a WebTest client of it): the change log applied, and what is
+    queued sent (with ``force``, now: no quiet period, no backoff). The attempts made."""
+    from ..notify.config import NotifyConfig
+    from ..notify.worker import Worker
+
+    registry = getattr(app, "app", app).registry
+    worker = Worker(registry["dbsession_factory"], NotifyConfig.of(registry.settings))
+    try:
+        return worker.run_once(force=force)
+    finally:
+        worker.close()
+
+
 def client(app: Any, token: str | None = None) -> Any:
     """``app`` through WebTest, as a new process would answer (nothing rendered before),
     signed in with ``token`` when one is given."""

@@ -22,6 +22,9 @@ from webtest import TestApp
 from sitemap_server import hookspecs, main, migrations, plugins
 from sitemap_server.cli import main as cli_main
 from sitemap_server.demo import seed_demo
+from sitemap_server.notify.config import NotifyConfig
+from sitemap_server.notify.worker import Worker
+from sitemap_server.settings import SettingsError
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL, apply_changes, client
@@ -565,6 +568,71 @@ def test_sitemap_openapi_requests_are_validated_like_the_cores(sample_api):
     assert "colour" in [error["field"] for error in unknown.json["errors"]]
     sample_api.authorization = None
     sample_api.get("/api/sample", status=401)
+
+
+# sitemap_settings -----------------------------------------------------------------------
+
+
+def test_sitemap_settings_are_read_and_checked_at_start_up(app_with, app_settings):
+    """A plugin's setting is typed in the settings, and a bad value stops the start."""
+    app = app_with(
+        **{
+            "sitemap_server.extra_plugins": "sample_plugin",
+            sample_plugin.WEBHOOK_URL: " https://hooks.test/sitemaps ",
+        }
+    )
+    assert app.registry.settings[sample_plugin.WEBHOOK_URL] == "https://hooks.test/sitemaps"
+    bad = {
+        **app_settings,
+        "sitemap_server.extra_plugins": "sample_plugin",
+        sample_plugin.WEBHOOK_URL: "ftp://hooks.test/",
+    }
+    with pytest.raises(SettingsError, match=r"setting sample_plugin\.webhook_url='ftp://"):
+        main({}, **bad)
+
+
+# sitemap_channels -----------------------------------------------------------------------
+
+
+def test_sitemap_channels_adds_a_channel_the_worker_sends_through(
+    app_with, api_token, search_engine, clean_database
+):
+    """The sample plugin's webhook channel gets each burst like pings and IndexNow do: sent
+    by the worker, retried, recorded and listed."""
+    hook = f"{search_engine.url}/hook"
+    app = app_with(
+        **{"sitemap_server.extra_plugins": "sample_plugin", sample_plugin.WEBHOOK_URL: hook}
+    )
+    api = client(app, api_token)
+    worker = Worker(
+        app.registry["dbsession_factory"], NotifyConfig.from_settings(app.registry.settings)
+    )
+    search_engine.answer("/hook", 503, 200)
+    create_post(api, title="Hooked", slug="hooked")
+    worker.maintain()
+
+    [first] = worker.run_once(force=True)
+    assert (first["channel"], first["outcome"], first["http_status"]) == (
+        sample_plugin.WEBHOOK,
+        "retry",
+        503,
+    )
+    [second] = worker.run_once(force=True)
+    assert (second["channel"], second["outcome"]) == (sample_plugin.WEBHOOK, "sent")
+
+    sent = search_engine.received("/hook", "POST")
+    assert len(sent) == 2
+    assert "post" in sent[-1]["body"]["sitemaps"]
+    assert post_url("hooked") in sent[-1]["body"]["urls"]
+    state = api.get("/api/notifications").json
+    assert state["targets"][sample_plugin.WEBHOOK] == hook
+    assert (state["targets"]["ping"], state["targets"]["indexnow"]) == ([], None)
+    [shown] = state["notifications"]
+    assert (shown["channel"], shown["status"], shown["attempts"]) == (
+        sample_plugin.WEBHOOK,
+        "sent",
+        2,
+    )
 
 
 # Every hook documented and tested -------------------------------------------------------

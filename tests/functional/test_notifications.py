@@ -21,7 +21,7 @@ from sitemap_server.models import NotificationChange
 from sitemap_server.notify import outbox
 from sitemap_server.notify import worker as worker_module
 from sitemap_server.notify.config import NotifyConfig
-from sitemap_server.notify.senders import INDEXNOW_REFUSALS
+from sitemap_server.notify.indexnow import INDEXNOW_REFUSALS
 from sitemap_server.notify.worker import Worker
 from sitemap_server.plugins import PLUGIN_MANAGER
 from sitemap_server.settings import SettingsError
@@ -448,7 +448,7 @@ def test_indexnow_429_and_5xx_are_retried(admin, worker, search_engine, clock, a
 
 def test_coalesce_never_makes_a_batch_over_10000_urls(notify_app, clean_database):
     config = NotifyConfig.from_settings(notify_app.registry.settings)
-    assert config.indexnow_batch == 10_000  # the default
+    assert config.channel("indexnow").batch == 10_000  # the default
     with notify_app.registry["dbsession_factory"]() as session:
         rows = [
             {

@@ -24,11 +24,14 @@ from sitemap_server import hookimpl
 from sitemap_server.api.auth import ADMIN
 from sitemap_server.content import eligibility
 from sitemap_server.models import Post, PostType
+from sitemap_server.plugin import Burst, Channel, Message, Setting, http_url, optional
 from sitemap_server.services import posts as post_service
 from sitemap_server.sitemaps.changes import ContentChanges, UrlChange
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.sitemaps.providers import BuildContext, Provider
 
+WEBHOOK_URL = "sample_plugin.webhook_url"
+WEBHOOK = "sample.webhook"
 NAMESPACE_PREFIX = "sample"
 NAMESPACE = "https://sitemap-server.test/schemas/sample/1.0"
 XSL_PATH = "/sample-sitemap.xsl"
@@ -243,3 +246,42 @@ def sitemap_openapi() -> dict[str, Any]:
             }
         },
     }
+
+
+# A third notification channel: its setting and the channel, in this one place -------------
+
+
+@hookimpl
+def sitemap_settings() -> list[Setting]:
+    return [
+        Setting(
+            WEBHOOK_URL,
+            "",
+            optional(http_url),
+            doc="Where the webhook channel POSTs each burst of changes; empty: nowhere.",
+        )
+    ]
+
+
+class Webhook(Channel):
+    """One POST per burst: which sitemaps changed, and the changed URLs."""
+
+    name = WEBHOOK
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.url)
+
+    def messages(self, burst: Burst) -> list[Message]:
+        return [Message(self.url, {"sitemaps": list(burst.sitemaps), "urls": list(burst.urls)})]
+
+    def targets(self, site_url: str) -> str | None:
+        return self.url or None
+
+
+@hookimpl
+def sitemap_channels(settings: dict[str, Any]) -> list[Channel]:
+    return [Webhook(settings[WEBHOOK_URL])]

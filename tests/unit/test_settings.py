@@ -2,10 +2,18 @@
 
 import pytest
 
+from sitemap_server.context import AppContext
+from sitemap_server.plugins import declared_settings, get_plugin_manager
 from sitemap_server.settings import SETTINGS, SettingsError, normalize
 from sitemap_server.testing import PROJECT_ROOT
 
 BASE = {"sqlalchemy.url": "sqlite://", "sitemap_server.site_url": "https://example.com/"}
+
+
+def read(settings, environ=None):
+    """``settings`` as the application reads them: the core's, then its plugins' own."""
+    environ = {} if environ is None else environ
+    return AppContext.from_settings(normalize(settings, environ), environ).settings
 
 
 def test_defaults_are_parsed_and_site_url_loses_its_trailing_slash():
@@ -61,13 +69,12 @@ def test_a_missing_required_setting_names_its_environment_variable():
 )
 def test_invalid_values_are_refused_with_the_setting_named(name, value, message):
     with pytest.raises(SettingsError, match=message):
-        normalize({**BASE, name: value}, environ={})
+        read({**BASE, name: value})
 
 
 def test_ping_presets_and_templates():
-    settings = normalize(
-        {**BASE, "sitemap_server.ping.targets": "google https://s.test/p?u={sitemap} Google"},
-        environ={},
+    settings = read(
+        {**BASE, "sitemap_server.ping.targets": "google https://s.test/p?u={sitemap} Google"}
     )
     assert settings["sitemap_server.ping.targets"] == (
         "https://www.google.com/ping?sitemap={sitemap}",
@@ -76,6 +83,36 @@ def test_ping_presets_and_templates():
 
 
 def test_every_setting_is_documented():
+    """The core's, and those its built-in plugins declare (ping, IndexNow)."""
+    built_in = declared_settings(get_plugin_manager(load_entrypoints=False))
+    assert {s.name for s in built_in} >= {"sitemap_server.ping.targets"}
     operations = (PROJECT_ROOT / "docs" / "operations.md").read_text()
-    missing = [s.name for s in SETTINGS if f"| `{s.name}` |" not in operations]
+    missing = [s.name for s in (*SETTINGS, *built_in) if f"| `{s.name}` |" not in operations]
     assert not missing, f"docs/operations.md does not list {missing}"
+
+
+def test_a_plugins_setting_is_read_like_the_cores():
+    """The environment wins over the file, and a bad value names the setting."""
+    settings = read(
+        {**BASE, "sitemap_server.indexnow.batch_size": "500"},
+        environ={"SITEMAP_SERVER_INDEXNOW_KEY": "a1b2c3d4e5f6"},
+    )
+    assert settings["sitemap_server.indexnow.key"] == "a1b2c3d4e5f6"
+    assert settings["sitemap_server.indexnow.batch_size"] == 500
+    assert settings["sitemap_server.indexnow.endpoint"] == "https://api.indexnow.org/indexnow"
+    with pytest.raises(SettingsError, match=r"indexnow\.key='short': must be 8 to 128"):
+        read(dict(BASE), environ={"SITEMAP_SERVER_INDEXNOW_KEY": "short"})
+
+
+def test_a_setting_declared_twice_is_refused():
+    from sitemap_server.plugin import Setting, hookimpl, positive_int
+
+    class Copycat:
+        @hookimpl
+        def sitemap_settings(self):
+            return [Setting("sitemap_server.indexnow.batch_size", "5", positive_int)]
+
+    manager = get_plugin_manager(load_entrypoints=False)
+    manager.register(Copycat())
+    with pytest.raises(SettingsError, match=r"indexnow\.batch_size is declared twice"):
+        declared_settings(manager)

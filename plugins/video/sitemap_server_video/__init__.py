@@ -23,6 +23,7 @@ from . import (
     models,  # noqa: F401  (the table joins the core's metadata)
     services,
 )
+from .oembed import sitemap_channels, sitemap_settings  # noqa: F401  (its hooks are ours)
 from .provider import XSL, VideoProvider
 
 VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"

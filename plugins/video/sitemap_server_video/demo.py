@@ -22,8 +22,9 @@ from sitemap_server.plugin import Post, site_url_of, utcnow
 from . import oembed
 from .models import DETECTED, Video
 
-# session.info: this transaction seeds the demo; its detected videos are the demo's.
-SEEDING = "sitemap_server_video.seeding_demo"
+# session.info: this transaction seeds the demo; its detected videos are the demo's, and
+# fetch nothing (the demo works without internet).
+SEEDING = oembed.NO_FETCH
 KINDS = {"youtube": "YouTube video", "vimeo": "Vimeo video"}
 
 
@@ -56,4 +57,3 @@ def describe_videos(session: Session, post_ids: Iterable[int]) -> None:
         )
         video.modified_at = utcnow()
     session.flush()
-    oembed.unqueue(session, [video.id for video, _ in rows])

@@ -1,44 +1,51 @@
 """Metadata of hosted videos (YouTube, Vimeo) from the host's oEmbed endpoint.
 
-Fetched after the saving transaction commits, on a small pool of background threads, so
-the admin request that saved a post never waits on the network and never fails because of
-it. A fetch fills only the fields nobody has set, records when it succeeded or why it
-failed, and refreshes the sitemaps in a transaction of its own. Endpoints come from the
-settings (``sitemap_server_video.oembed.youtube`` / ``.vimeo``); with none set, nothing is
-fetched (tests point them at a local server).
+Everything about it is here: its settings, and ``OEmbed``, a notification channel of
+the core's worker (``sitemap_channels``). Saving a post queues one fetch per video page
+(``send_later``) in the saving transaction, so a rolled-back save fetches nothing and a
+committed one loses nothing, whatever happens to the process next. The worker sends it
+after commit, retries a host that fails with backoff, records each attempt (``GET
+/api/notifications``), and hands the answer to ``received``: in one transaction it fills
+the fields nobody has set on every video of that page, and the sitemaps follow. The admin
+request that saved the post never waits on the network and never fails because of it.
+Endpoints come from the settings (``sitemap_server_video.oembed.youtube`` / ``.vimeo``);
+with none set, nothing is queued (tests point them at a local server).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
-import threading
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
-import requests
-from sqlalchemy import event
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sitemap_server.plugin import (
     MAX_TITLE_LENGTH,
     MAX_URL_LENGTH,
+    Channel,
+    Message,
+    Request,
+    Setting,
     clean_text,
     clean_url,
     context_of,
+    hookimpl,
+    http_url,
+    optional,
+    positive_float,
+    send_later,
     utcnow,
 )
 
 from .models import Video
 
-log = logging.getLogger(__name__)
-
+CHANNEL = "video.oembed"
 ENDPOINT = "sitemap_server_video.oembed.{host}"
 TIMEOUT = "sitemap_server_video.oembed.timeout"
-DEFAULT_TIMEOUT = 5.0
 HOSTS = ("youtube", "vimeo")
 MAX_ERROR = 500
 # An answer is a small JSON object; a host that sends more is not answering oEmbed.
@@ -47,12 +54,9 @@ MAX_ANSWER_BYTES = 1024 * 1024
 MAX_NUMBER = 2**31 - 1
 # URLs longer than this cannot be listed (S-404); cut here, clean_url refuses them.
 MAX_URL_TEXT = MAX_URL_LENGTH + 1
-# session.info: the ids of the videos to fetch once the transaction commits.
-QUEUE = "sitemap_server_video.fetch"
-
-_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="video-oembed")
-_pending: set[Future[None]] = set()
-_lock = threading.Lock()
+# session.info: this transaction fetches nothing (it seeds the demo, which must work
+# without internet: ``demo.describe_videos`` fills the fields instead).
+NO_FETCH = "sitemap_server_video.no_fetch"
 
 
 def host_of(video: Video) -> str | None:
@@ -61,139 +65,131 @@ def host_of(video: Video) -> str | None:
     return host if host in HOSTS and video.page_url else None
 
 
-def _settings(session: Session) -> Mapping[str, Any]:
-    return context_of(session).settings
+@hookimpl
+def sitemap_settings() -> list[Setting]:
+    return [
+        *(
+            Setting(
+                ENDPOINT.format(host=host),
+                "",
+                optional(http_url),
+                doc=f"The oEmbed endpoint asked for the metadata of {host} videos; empty: "
+                "none is asked.",
+            )
+            for host in HOSTS
+        ),
+        Setting(
+            TIMEOUT,
+            "5",
+            positive_float,
+            doc="Seconds to connect to an oEmbed endpoint, and to read its answer.",
+        ),
+    ]
 
 
-def fetch_after_commit(session: Session, video_ids: list[int]) -> None:
-    """Queue ``video_ids`` for fetching once (and only if) the transaction commits."""
-    if not video_ids:
-        return
-    settings = _settings(session)
-    if not any(settings.get(ENDPOINT.format(host=h)) for h in HOSTS):
-        return
-    queued: list[int] = session.info.setdefault(QUEUE, [])
-    if not queued:
-
-        def after_commit(committed: Session) -> None:
-            # Detection may run twice in a transaction: each video is asked for once.
-            ids = list(dict.fromkeys(committed.info.pop(QUEUE, [])))
-            submit(committed.get_bind(), dict(committed.info), ids)
-
-        def after_rollback(rolled_back: Session, previous_transaction: Any) -> None:
-            rolled_back.info.pop(QUEUE, None)
-
-        event.listen(session, "after_commit", after_commit, once=True)
-        event.listen(session, "after_soft_rollback", after_rollback, once=True)
-    queued.extend(video_ids)
+@hookimpl
+def sitemap_channels(settings: Mapping[str, Any]) -> list[Channel]:
+    endpoints = {host: settings[ENDPOINT.format(host=host)] for host in HOSTS}
+    return [OEmbed({host: url for host, url in endpoints.items() if url}, settings[TIMEOUT])]
 
 
-def unqueue(session: Session, video_ids: list[int]) -> None:
-    """Take ``video_ids`` off what this transaction fetches after it commits."""
-    queued: list[int] = session.info.get(QUEUE, [])
-    unwanted = set(video_ids)
-    queued[:] = [video_id for video_id in queued if video_id not in unwanted]
+class OEmbed(Channel):
+    """One message per video page: a GET of ``endpoint?url=PAGE&format=json``."""
 
+    name = CHANNEL
+    announces = False  # a background job: sent whether or not the site is private
 
-def submit(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
-    if not video_ids:
-        return
-    future = _pool.submit(fetch, bind, info, video_ids)
-    with _lock:
-        _pending.add(future)
-    future.add_done_callback(_done)
+    def __init__(self, endpoints: dict[str, str], timeout: float) -> None:
+        self.endpoints = endpoints
+        self.timeout = timeout
 
+    @property
+    def enabled(self) -> bool:
+        return bool(self.endpoints)
 
-def _done(future: Future[None]) -> None:
-    with _lock:
-        _pending.discard(future)
-    if future.exception() is not None:
-        log.error("video metadata fetch failed", exc_info=future.exception())
+    def message(self, video: Video) -> Message | None:
+        """The fetch of ``video``'s metadata (None: its host has no endpoint)."""
+        host = host_of(video)
+        endpoint = self.endpoints.get(host) if host else None
+        if endpoint is None or video.page_url is None:
+            return None
+        query = urlencode({"url": video.page_url, "format": "json"})
+        return Message(f"{endpoint}?{query}", {"page_url": video.page_url, "videos": [video.id]})
 
+    def request(self, message: Message, site_url: str) -> Request:
+        return Request(message.url, answer_bytes=MAX_ANSWER_BYTES, timeout=self.timeout)
 
-def wait(timeout: float = 30.0) -> bool:
-    """Wait until every queued fetch has finished (tests, and a clean shutdown)."""
-    with _lock:
-        pending = list(_pending)
-    for future in pending:
-        with contextlib.suppress(Exception):  # logged by _done
-            future.result(timeout=timeout)
-    with _lock:
-        return not _pending
-
-
-def fetch(bind: Any, info: dict[str, Any], video_ids: list[int]) -> None:
-    """Fetch the metadata of ``video_ids``, then store it, one transaction for all.
-
-    No transaction is open while the hosts are asked, and the rows are read again before
-    they are filled: what was set in the meantime (by hand, say) is kept, and a video
-    deleted in the meantime stays deleted.
-    """
-    asks: list[tuple[int, str, str]] = []
-    with Session(bind=bind, info=info) as session:
-        settings = _settings(session)
-        timeout = float(settings.get(TIMEOUT) or DEFAULT_TIMEOUT)
-        for video_id in video_ids:
-            video = session.get(Video, video_id)
-            host = host_of(video) if video is not None else None
-            endpoint = settings.get(ENDPOINT.format(host=host)) if host else None
-            if video is not None and endpoint:
-                asks.append((video.id, endpoint, video.page_url or ""))
-    answers: dict[int, dict[str, Any] | str] = {}
-    for video_id, endpoint, page_url in asks:
+    def received(self, session: Session, message: Message, answer: bytes) -> None:
         try:
-            # Whatever the host sends (a lone surrogate, a number past any column, JSON
-            # nested beyond recursion), the video ends up fetched or failed, never between.
-            answers[video_id] = found_fields(_ask(endpoint, page_url, timeout))
-        except Exception as exc:  # recorded on the video: that is the point
-            answers[video_id] = _error(f"{endpoint}: {exc}")
-            log.warning("oEmbed for video %s (%s) failed: %s", video_id, page_url, exc)
-    if not answers:
+            found = json.loads(answer)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"the answer is not JSON: {type(exc).__name__}") from None
+        if not isinstance(found, dict):
+            raise ValueError("the answer is not a JSON object")
+        fields = found_fields(found)
+        posts = set()
+        for video in _waiting(session, message):
+            fill(video, fields)
+            posts.add(video.post_id)
+        if posts:
+            from .services import videos_changed
+
+            videos_changed(session, *posts)  # the posts were not saved: detect nothing
+
+    def failed(self, session: Session, message: Message, error: str, final: bool) -> None:
+        endpoint = message.url.partition("?")[0]
+        for video in _waiting(session, message):
+            video.fetch_error = _error(f"{endpoint}: {error}")
+
+    def describe(self, number: int, message: Message) -> str:
+        page = (message.payload or {}).get("page_url")
+        return f"oEmbed fetch {number} of {page} from {message.url.partition('?')[0]}"
+
+    def targets(self, site_url: str) -> dict[str, str] | None:
+        return dict(self.endpoints) or None
+
+
+def _waiting(session: Session, message: Message) -> list[Video]:
+    """The message's videos still of its page and without metadata, locked: a video
+    deleted meanwhile stays deleted, what was set by hand meanwhile is kept."""
+    payload = message.payload or {}
+    return list(
+        session.scalars(
+            select(Video)
+            .where(
+                Video.id.in_(payload.get("videos", [])),
+                Video.page_url == payload.get("page_url"),
+                Video.fetched_at.is_(None),
+            )
+            .order_by(Video.id)
+            .with_for_update()
+        )
+    )
+
+
+def fetch_later(session: Session, videos: list[Video]) -> None:
+    """Queue the fetch of ``videos``' metadata in the saving transaction: one message per
+    page, a waiting one taking the videos of this save too."""
+    if not videos or session.info.get(NO_FETCH):
         return
-    try:
-        _store(bind, info, answers)
-    except Exception as exc:
-        # The answers could not be stored (the database refused a value): the videos are
-        # marked failed instead, in a transaction of their own.
-        log.exception("oEmbed answers for videos %s could not be stored", sorted(answers))
-        _store(bind, info, dict.fromkeys(answers, _error(f"not stored: {exc}")))
+    [channel] = sitemap_channels(context_of(session).settings)
+    assert isinstance(channel, OEmbed)
+    if not channel.enabled:
+        return
+    for video in videos:
+        message = channel.message(video)
+        if message is None:
+            continue
+        row = send_later(session, CHANNEL, message)
+        waiting = dict(row.payload or {})
+        if video.id not in waiting.get("videos", []):
+            # A message still waiting for the same page (a retry, another post's video).
+            row.payload = {**waiting, "videos": [*waiting.get("videos", []), video.id]}
 
 
 def _error(text: str) -> str:
     """A ``fetch_error`` the database takes (valid text, at most ``MAX_ERROR``)."""
     return clean_text(text)[:MAX_ERROR]
-
-
-def _store(bind: Any, info: dict[str, Any], answers: dict[int, dict[str, Any] | str]) -> None:
-    """Record each video's answer (its fields, or why it failed) in one transaction."""
-    from .services import videos_changed
-
-    with Session(bind=bind, info=info) as session, session.begin():
-        posts: set[int] = set()
-        for video_id, answer in answers.items():
-            video = session.get(Video, video_id, with_for_update=True)
-            if video is None:
-                continue
-            if isinstance(answer, str):
-                video.fetch_error = answer
-                continue
-            fill(video, answer)
-            posts.add(video.post_id)
-        if posts:
-            videos_changed(session, *posts)  # the posts were not saved: detect nothing
-
-
-def _ask(endpoint: str, url: str, timeout: float) -> dict[str, Any]:
-    params = {"url": url, "format": "json"}
-    with requests.get(endpoint, params=params, timeout=timeout, stream=True) as response:
-        response.raise_for_status()
-        body = response.raw.read(MAX_ANSWER_BYTES + 1, decode_content=True)
-    if len(body) > MAX_ANSWER_BYTES:
-        raise ValueError(f"the answer is larger than {MAX_ANSWER_BYTES:,} bytes")
-    answer = json.loads(body)
-    if not isinstance(answer, dict):
-        raise ValueError("the answer is not a JSON object")
-    return answer
 
 
 def found_fields(answer: dict[str, Any]) -> dict[str, Any]:

@@ -141,7 +141,7 @@ def sync_detected(session: Session, post_ids: set[int]) -> None:
             found = find_videos(content, links.post(post)) if content else []
             to_fetch += _sync_post(session, post.id, found, own, post.id not in only_videos)
     session.flush()
-    oembed.fetch_after_commit(session, [v.id for v in to_fetch])
+    oembed.fetch_later(session, to_fetch)
 
 
 def _sync_post(

@@ -15,8 +15,6 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from webtest import TestApp
 
-from sitemap_server_video import oembed
-
 # The core's fixtures (testapp, api, clean_database …): opt-in, as for any plugin's suite.
 # Its helpers are imported by the tests, or inside fixtures, not here: pytest rewrites the
 # plugin's asserts only if it is the first to import it.
@@ -75,19 +73,15 @@ def _oembed_httpd() -> Iterator[OEmbedServer]:
 
     with http_server(Handler) as url:
         server_state = OEmbedServer(url=url)
-        try:
-            yield server_state
-        finally:
-            oembed.wait()  # no fetch still under way when the server stops
+        yield server_state
 
 
 @pytest.fixture
-def oembed_server(_oembed_httpd) -> Iterator[OEmbedServer]:
+def oembed_server(_oembed_httpd) -> OEmbedServer:
     """The local oEmbed server, with no answers and no requests yet."""
     _oembed_httpd.answers.clear()
     _oembed_httpd.requests.clear()
-    yield _oembed_httpd
-    oembed.wait()  # no fetch of this test may land in the next one
+    return _oembed_httpd
 
 
 @pytest.fixture

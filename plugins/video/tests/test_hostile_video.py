@@ -22,14 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemap_server.services import posts as post_service
-from sitemap_server.testing import SITE_URL, fetch_sitemap
+from sitemap_server.testing import SITE_URL, fetch_sitemap, run_worker
 from sitemap_server.testing.hostile import (
     HOSTILE_URLS,
     check_everything,
     hostile_text,
     hostile_urls,
 )
-from sitemap_server_video import oembed
 
 VIDEO_NS = "{http://www.google.com/schemas/sitemap-video/1.1}"
 # Each case its own Vimeo video, so that none is "already fetched".
@@ -96,7 +95,7 @@ class VideoAttack:
         self.server.answers[f"https://vimeo.com/{video_id}"] = answer
         post = self.post(f'<iframe src="https://player.vimeo.com/video/{video_id}"></iframe>')
         assert post is not None
-        assert oembed.wait()
+        run_worker(self.api)
         [video] = self.api.get(f"/api/posts/{post['id']}/videos", status=200).json["items"]
         assert (video["fetched_at"] is None) != (video["fetch_error"] is None), video
         check_everything(self.api)

@@ -19,8 +19,7 @@ from sitemap_server.notify.config import NotifyConfig
 from sitemap_server.notify.worker import Worker
 from sitemap_server.services import posts as post_service
 from sitemap_server.settings import normalize
-from sitemap_server.testing import PROJECT_ROOT, client, parse_sitemap
-from sitemap_server_video import oembed
+from sitemap_server.testing import PROJECT_ROOT, client, parse_sitemap, run_worker
 from sitemap_server_video.models import Video
 
 NS = {
@@ -88,7 +87,7 @@ def test_the_demo_asks_no_host_even_with_oembed_configured(
 ):
     with oembed_app.registry["dbsession_factory"]() as session, session.begin():
         seed_demo(session, posts=60)
-    oembed.wait()
+    run_worker(oembed_app)
 
     assert oembed_server.requests == []
     # Posts 23 and 46 embed Vimeo, 29 and 58 <video> tags; 11 … 55 (YouTube) are unlisted.
@@ -110,7 +109,6 @@ def test_make_run_makes_no_network_request(clean_database, database_url, monkeyp
         seed_demo(session, posts=60)
     with sessions() as session, session.begin():  # a post saved through the served API
         post_service.create_post(session, SAVED_LATER)
-    oembed.wait()
     # The worker thread that `pserve development.ini` starts: no target, nothing to send.
     worker = Worker(sessions, NotifyConfig.from_settings(settings))
     try:

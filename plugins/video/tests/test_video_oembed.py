@@ -1,10 +1,10 @@
 """Metadata of detected YouTube and Vimeo videos, fetched over oEmbed (S-503).
 
 The hosts are played by ``oembed_server``, a real HTTP server on 127.0.0.1 (conftest.py);
-``oembed_api`` is the admin API of an application whose endpoints point at it. Fetches
-run after the saving request has committed, on background threads:
-``sitemap_server_video.oembed.wait()`` waits for them. A ``threading.Event`` holds an
-answer back where a test must look at the state before the metadata arrives.
+``oembed_api`` is the admin API of an application whose endpoints point at it. Saving a
+post queues the fetches; the core's worker sends them after commit: ``run_worker`` is one
+pass of it, here, so what a test sees before that pass is the state before the answer. A
+``threading.Event`` holds an answer back where a worker runs beside the requests.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from sitemap_server import main
 from sitemap_server.context import CONTEXT_KEY
 from sitemap_server.models import get_session_factory
 from sitemap_server.services import posts as post_service
-from sitemap_server.testing import forget_rendered, free_port, parse_sitemap
-from sitemap_server_video import oembed
+from sitemap_server.testing import forget_rendered, free_port, parse_sitemap, run_worker
 from sitemap_server_video.models import Video
 
 NS = {
@@ -123,7 +122,6 @@ def release():
     yield gates.append
     for gate in gates:
         gate.set()
-    oembed.wait()
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +138,6 @@ def unreachable_app(engine, app_settings):
         },
     )
     yield app
-    oembed.wait()
     app.registry["dbengine"].dispose()
 
 
@@ -149,17 +146,14 @@ def unreachable_api(clean_database, unreachable_app, api_token):
     forget_rendered(unreachable_app)
     client = TestApp(unreachable_app)
     client.authorization = ("Bearer", api_token)
-    yield client
-    oembed.wait()
+    return client
 
 
 # Fetched and stored ----------------------------------------------------------------------
 
 
-def test_a_vimeo_video_gets_its_metadata(oembed_api, oembed_server, release):
-    gate, respond = held(VIMEO_ANSWER)
-    release(gate)
-    oembed_server.answers[VIMEO_PAGE] = respond
+def test_a_vimeo_video_gets_its_metadata(oembed_api, oembed_server):
+    oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
 
     post = create_post(oembed_api, VIMEO_EMBED)
 
@@ -170,8 +164,9 @@ def test_a_vimeo_video_gets_its_metadata(oembed_api, oembed_server, release):
     assert before["listable"] is False
     assert post["permalink"] not in listed(oembed_api)
 
-    gate.set()
-    assert oembed.wait()
+    assert oembed_server.requests == []
+    [attempt] = run_worker(oembed_api)
+    assert (attempt["channel"], attempt["outcome"]) == ("video.oembed", "sent")
 
     [video] = videos_of(oembed_api, post)
     assert oembed_server.requests == [VIMEO_PAGE]
@@ -212,7 +207,7 @@ def test_the_request_url_is_the_videos_page(oembed_api, oembed_server):
     oembed_server.answers[YT_PAGE] = YT_ANSWER
 
     create_post(oembed_api, VIMEO_EMBED + f'<a href="https://youtu.be/{YT}">also</a>')
-    oembed.wait()
+    run_worker(oembed_api)
 
     assert sorted(oembed_server.requests) == sorted([VIMEO_PAGE, YT_PAGE])
 
@@ -221,7 +216,7 @@ def test_a_youtube_video_keeps_its_conventional_thumbnail(oembed_api, oembed_ser
     oembed_server.answers[YT_PAGE] = YT_ANSWER
 
     post = create_post(oembed_api, f'<iframe src="https://www.youtube.com/embed/{YT}"></iframe>')
-    oembed.wait()
+    run_worker(oembed_api)
 
     [video] = videos_of(oembed_api, post)
     assert oembed_server.requests == [YT_PAGE]
@@ -243,7 +238,7 @@ def test_a_video_file_and_a_manual_video_are_never_fetched(oembed_api, oembed_se
         {"player_url": VIMEO_PLAYER, "page_url": VIMEO_PAGE, "title": "By hand"},
         status=201,
     )
-    oembed.wait()
+    run_worker(oembed_api)
 
     assert oembed_server.requests == []
     assert [v["fetched_at"] for v in videos_of(oembed_api, post)] == [None, None]
@@ -252,13 +247,13 @@ def test_a_video_file_and_a_manual_video_are_never_fetched(oembed_api, oembed_se
 def test_a_fetched_video_is_not_fetched_again(oembed_api, oembed_server):
     oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
     post = create_post(oembed_api, VIMEO_EMBED)
-    oembed.wait()
+    run_worker(oembed_api)
     [first] = videos_of(oembed_api, post)
 
     oembed_api.patch_json(
         f"/api/posts/{post['id']}", {"content": VIMEO_EMBED + "<p>more</p>"}, status=200
     )
-    oembed.wait()
+    run_worker(oembed_api)
 
     assert oembed_server.requests == [VIMEO_PAGE]
     assert videos_of(oembed_api, post) == [first]
@@ -267,10 +262,8 @@ def test_a_fetched_video_is_not_fetched_again(oembed_api, oembed_server):
 # What was set by hand wins ---------------------------------------------------------------
 
 
-def test_fields_set_by_hand_are_not_overwritten(oembed_api, oembed_server, release):
-    gate, respond = held(VIMEO_ANSWER)
-    release(gate)
-    oembed_server.answers[VIMEO_PAGE] = respond
+def test_fields_set_by_hand_are_not_overwritten(oembed_api, oembed_server):
+    oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
     post = create_post(oembed_api, VIMEO_EMBED)
     [video] = videos_of(oembed_api, post)
 
@@ -280,8 +273,7 @@ def test_fields_set_by_hand_are_not_overwritten(oembed_api, oembed_server, relea
         {"title": "My own title", "duration": 60, "thumbnail_url": "https://cdn.example.com/t.jpg"},
         status=200,
     )
-    gate.set()
-    oembed.wait()
+    run_worker(oembed_api)
 
     [after] = videos_of(oembed_api, post)
     assert after["title"] == "My own title"
@@ -296,15 +288,12 @@ def test_fields_set_by_hand_are_not_overwritten(oembed_api, oembed_server, relea
     assert entry["duration"] == "60"
 
 
-def test_a_video_deleted_before_the_answer_stays_deleted(oembed_api, oembed_server, release):
-    gate, respond = held(VIMEO_ANSWER)
-    release(gate)
-    oembed_server.answers[VIMEO_PAGE] = respond
+def test_a_video_deleted_before_the_answer_stays_deleted(oembed_api, oembed_server):
+    oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
     post = create_post(oembed_api, VIMEO_EMBED)
 
     oembed_api.patch_json(f"/api/posts/{post['id']}", {"content": "<p>none</p>"}, status=200)
-    gate.set()
-    oembed.wait()
+    run_worker(oembed_api)
 
     assert videos_of(oembed_api, post) == []
     assert post["permalink"] not in listed(oembed_api)
@@ -324,7 +313,7 @@ def test_what_the_host_says_is_checked(oembed_api, oembed_server):
     }
 
     post = create_post(oembed_api, VIMEO_EMBED)
-    oembed.wait()
+    run_worker(oembed_api)
 
     [video] = videos_of(oembed_api, post)
     assert video["fetch_error"] is None
@@ -350,7 +339,7 @@ def test_an_error_answer_is_recorded(oembed_api, oembed_server, status):
     oembed_server.answers[VIMEO_PAGE] = status
 
     post, elapsed = timed(lambda: create_post(oembed_api, VIMEO_EMBED))
-    oembed.wait()
+    run_worker(oembed_api)
 
     assert elapsed < QUICK
     [video] = videos_of(oembed_api, post)
@@ -366,7 +355,7 @@ def test_an_answer_that_is_not_an_object_is_recorded(oembed_api, oembed_server):
     oembed_server.answers[VIMEO_PAGE] = ["not", "an", "object"]
 
     post = create_post(oembed_api, VIMEO_EMBED)
-    oembed.wait()
+    run_worker(oembed_api)
 
     [video] = videos_of(oembed_api, post)
     assert "not a JSON object" in video["fetch_error"]
@@ -376,12 +365,12 @@ def test_an_answer_that_is_not_an_object_is_recorded(oembed_api, oembed_server):
 def test_a_failed_fetch_is_tried_again_when_the_post_is_saved(oembed_api, oembed_server):
     oembed_server.answers[VIMEO_PAGE] = 500
     post = create_post(oembed_api, VIMEO_EMBED)
-    oembed.wait()
+    run_worker(oembed_api)
     assert videos_of(oembed_api, post)[0]["fetch_error"]
 
     oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
     oembed_api.patch_json(f"/api/posts/{post['id']}", {"title": "Saved again"}, status=200)
-    oembed.wait()
+    run_worker(oembed_api)
 
     [video] = videos_of(oembed_api, post)
     assert oembed_server.requests == [VIMEO_PAGE, VIMEO_PAGE]
@@ -395,7 +384,7 @@ def test_one_failure_does_not_spoil_the_others(oembed_api, oembed_server):
     oembed_server.answers[YT_PAGE] = YT_ANSWER
 
     post = create_post(oembed_api, VIMEO_EMBED + f"<p>https://youtu.be/{YT}</p>")
-    oembed.wait()
+    run_worker(oembed_api)
 
     vimeo_video, youtube_video = videos_of(oembed_api, post)
     assert "500" in vimeo_video["fetch_error"]
@@ -408,7 +397,7 @@ def test_one_failure_does_not_spoil_the_others(oembed_api, oembed_server):
 
 def test_an_unreachable_host_is_recorded(unreachable_api):
     post, elapsed = timed(lambda: create_post(unreachable_api, VIMEO_EMBED))
-    oembed.wait()
+    run_worker(unreachable_api)
 
     assert elapsed < QUICK
     [video] = videos_of(unreachable_api, post)
@@ -427,7 +416,7 @@ def test_the_admin_request_does_not_wait_for_a_slow_host(oembed_api, oembed_serv
     assert elapsed < QUICK
     assert read_elapsed < QUICK
     assert videos[0]["fetched_at"] is None
-    assert oembed.wait()
+    run_worker(oembed_api)
     # The app gives up after its timeout (2 s here), before the host's 3 s.
     [video] = videos_of(oembed_api, post)
     assert oembed_server.requests == [VIMEO_PAGE]
@@ -440,6 +429,9 @@ def test_a_slow_host_does_not_hold_other_writes(oembed_api, oembed_server, relea
     release(gate)
     oembed_server.answers[VIMEO_PAGE] = respond
     post = create_post(oembed_api, VIMEO_EMBED)
+    # The worker waits for the host's answer while the admin API goes on writing.
+    worker = threading.Thread(target=run_worker, args=(oembed_api,))
+    worker.start()
 
     _, elapsed = timed(
         lambda: (
@@ -448,7 +440,7 @@ def test_a_slow_host_does_not_hold_other_writes(oembed_api, oembed_server, relea
         )
     )
     gate.set()
-    oembed.wait()
+    worker.join(10)
 
     assert elapsed < 3 * QUICK
     [video] = videos_of(oembed_api, post)
@@ -461,6 +453,7 @@ def test_a_slow_host_does_not_hold_other_writes(oembed_api, oembed_server, relea
 
 def test_rejected_requests_fetch_nothing(oembed_api, oembed_server, db_snapshot):
     oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
+    run_worker(oembed_api)  # what a worker writes on its own (the sitemaps' versions)
     before = db_snapshot()
 
     oembed_api.post_json(
@@ -471,7 +464,7 @@ def test_rejected_requests_fetch_nothing(oembed_api, oembed_server, db_snapshot)
         {"type": "post", "title": "x", "content": VIMEO_EMBED, "author": 9},
         status=422,
     )
-    oembed.wait()
+    run_worker(oembed_api)
 
     assert oembed_server.requests == []
     assert db_snapshot() == before
@@ -498,7 +491,7 @@ def test_only_a_committed_save_fetches(oembed_app, oembed_server, clean_database
         getattr(session, outcome)()
     finally:
         session.close()
-    oembed.wait()
+    run_worker(oembed_app)
 
     assert oembed_server.requests == ([VIMEO_PAGE] if outcome == "commit" else [])
 
@@ -508,10 +501,57 @@ def test_without_endpoints_nothing_is_fetched(api, oembed_server):
     oembed_server.answers[YT_PAGE] = YT_ANSWER
 
     post = create_post(api, VIMEO_EMBED + f"<p>https://youtu.be/{YT}</p>")
-    oembed.wait()
+    run_worker(api)
 
     assert oembed_server.requests == []
     for video in videos_of(api, post):
         assert video["fetched_at"] is None
         assert video["fetch_error"] is None
         assert video["title"] is None
+
+
+# A durable job of the core's worker -------------------------------------------------------
+
+
+def test_a_fetch_is_queued_by_the_save_and_waits_for_a_worker(oembed_api, oembed_server):
+    """The fetch is a row of the outbox, committed with the post: no thread holds it, so a
+    process that dies after the save loses nothing, and whichever worker runs next sends
+    it, recorded like a notification."""
+    oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
+    post = create_post(oembed_api, VIMEO_EMBED)
+
+    state = oembed_api.get("/api/notifications").json
+    [queued] = [n for n in state["notifications"] if n["channel"] == "video.oembed"]
+    assert (queued["status"], queued["attempts"]) == ("pending", 0)
+    assert "video.oembed" not in state["targets"]  # where changes are announced
+    assert oembed_server.requests == []
+
+    run_worker(oembed_api)
+    [sent] = oembed_api.get("/api/notifications").json["notifications"]
+    assert (sent["id"], sent["status"], sent["attempts"]) == (queued["id"], "sent", 1)
+    assert videos_of(oembed_api, post)[0]["title"] == VIMEO_ANSWER["title"]
+
+
+def test_two_posts_of_one_video_page_are_fetched_once(oembed_api, oembed_server):
+    oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
+    first = create_post(oembed_api, VIMEO_EMBED, slug="first")
+    second = create_post(oembed_api, VIMEO_EMBED, slug="second")
+
+    run_worker(oembed_api)
+
+    assert oembed_server.requests == [VIMEO_PAGE]
+    for post in (first, second):
+        assert videos_of(oembed_api, post)[0]["title"] == VIMEO_ANSWER["title"]
+
+
+def test_the_settings_are_declared_checked_and_documented(app_settings):
+    from pathlib import Path
+
+    from sitemap_server_video import oembed
+
+    readme = (Path(oembed.__file__).resolve().parents[1] / "README.md").read_text()
+    for setting in oembed.sitemap_settings():
+        assert f"| `{setting.name}` |" in readme, setting.name
+    bad = {**app_settings, "sitemap_server_video.oembed.vimeo": "vimeo.com/api"}
+    with pytest.raises(ValueError, match=r"sitemap_server_video\.oembed\.vimeo='vimeo\.com/api'"):
+        main({}, **bad)

@@ -21,8 +21,7 @@ from webob import Request
 from webtest import TestApp
 
 from sitemap_server.services import posts as post_service
-from sitemap_server.testing import SITE_URL, parse_sitemap, xml_parser
-from sitemap_server_video import oembed
+from sitemap_server.testing import SITE_URL, parse_sitemap, run_worker, xml_parser
 from sitemap_server_video import services as video_service
 
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -402,7 +401,7 @@ def test_description_falls_back_to_caption_then_host_description_then_page_url(
         f'<iframe src="https://www.youtube.com/embed/{YOUTUBE_ID}"></iframe>'
     )
     post = create_post(api, slug="descriptions", title="Descriptions", content=content)
-    oembed.wait()  # the fetches run after the commit, on their own threads
+    run_worker(api)  # the worker fetches after the commit
     add_video(api, post, title="Described", description="Own words", caption="A caption")
     add_video(api, post, title="Captioned", caption="Only a caption")
     add_video(api, post, title="Paged", page_url="https://videos.example.test/paged")
