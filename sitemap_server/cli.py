@@ -148,30 +148,31 @@ def cmd_seed_demo(args: argparse.Namespace) -> None:
 def apply_changes(settings: dict[str, Any]) -> None:
     """Apply the change log now (the command's writes), so the sitemaps are built when the
     command ends, whether or not a worker runs."""
-    from .sitemaps.maintenance import apply_all
+    from .sitemaps.engine import Engine
 
     engine = get_engine(settings)
+    context = AppContext.from_settings(settings)
     try:
-        apply_all(get_session_factory(engine, AppContext.from_settings(settings)))
+        Engine(context).apply(get_session_factory(engine, context))
     finally:
         engine.dispose()
 
 
 def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
-    from .sitemaps.maintenance import rebuild
+    from .sitemaps.engine import engine_of
 
     settings = load_settings(args.config)
     with database(settings) as session:
-        rebuild(session)
+        engine_of(session).rebuild(session)
     print("sitemaps rebuilt")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .sitemaps.check import check
+    from .sitemaps.engine import engine_of
 
     settings = load_settings(args.config)
     with database(settings) as session:
-        report = check(session, repair=args.repair)
+        report = engine_of(session).check(session, repair=args.repair)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
@@ -210,16 +211,17 @@ def explain_target(words: list[str]) -> tuple[str, int] | str:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from .errors import NotFound
-    from .sitemaps.explain import explain_object, explain_url
+    from .sitemaps.engine import engine_of
 
     target = explain_target(args.what)
     settings = load_settings(args.config)
     try:
         with database(settings) as session:
+            engine = engine_of(session)
             if isinstance(target, str):
-                explanation = explain_url(session, target)
+                explanation = engine.explain_url(session, target)
             else:
-                explanation = explain_object(session, *target)
+                explanation = engine.explain_object(session, *target)
     except NotFound as exc:
         raise CommandError(exc.detail) from None
     if args.json:

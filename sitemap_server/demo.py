@@ -21,8 +21,8 @@ from .context import plugins_of
 from .models import Post
 from .services import authors, site, terms, types
 from .services import posts as post_service
-from .services.common import DEFER_CHANGES, dispatch_changes
 from .services.posts import Lookups
+from .sitemaps.changes import DEFER_CHANGES, dispatch_changes
 
 WORDS = (  # noqa: SIM905 - a sentence reads better than a column of words
     "garden river city light morning winter coffee station market harbor music library "

@@ -18,6 +18,10 @@ What it holds:
   ``post_terms``, ``SitemapEntry``), ``Base`` and ``UTCDateTime`` for its own tables,
   the length limits of titles and URLs, ``utcnow``, ``Links`` (permalinks of posts),
   ``home_path``, ``page_descendants``, ``site_url_of``;
+- the engine: ``engine_of(session)`` is the ``Engine`` of the application that made a
+  session: ``record`` a change, ``refresh_provider`` (rebuild one sitemap whole, when
+  what it lists depends on the plugin's own settings), ``apply``, ``catch_up``,
+  ``check``, ``explain_url`` …;
 - the application: ``context_of(session)`` is the ``AppContext`` a session was made
   with (its plugin manager, the ini file's site URL, every setting: a plugin reads its
   own there, typed);
@@ -64,6 +68,7 @@ from .settings import (
     seconds,
 )
 from .sitemaps.changes import ContentChanges
+from .sitemaps.engine import Engine, engine_of
 from .sitemaps.entries import Entry
 from .sitemaps.providers import BuildContext, Provider, chunks
 from .sitemaps.xml import valid_chars, w3c
@@ -80,6 +85,7 @@ __all__ = [
     "Burst",
     "Channel",
     "ContentChanges",
+    "Engine",
     "Entry",
     "Invalid",
     "Links",
@@ -103,6 +109,7 @@ __all__ = [
     "clean_url",
     "context_of",
     "created",
+    "engine_of",
     "flush",
     "get_or_404",
     "home_path",

@@ -20,7 +20,8 @@ from ..models.meta import utcnow
 from ..services import authors, posts, site, terms, types
 from ..services.common import parse_datetime
 from ..sitemaps.changes import Waiting
-from ..sitemaps.explain import KINDS, explain_object, explain_url
+from ..sitemaps.engine import engine_of
+from ..sitemaps.explain import KINDS
 from . import representations as rep
 from .auth import ADMIN
 
@@ -304,9 +305,11 @@ def explain(request: Request) -> dict[str, Any]:
         message = "give exactly one of url, post, term or author"
         raise ServiceError(message, [FieldProblem(name, message) for name in given or ["url"]])
     if given[0] == "url":
-        explanation = explain_url(request.dbsession, params["url"])
+        explanation = engine_of(request.dbsession).explain_url(request.dbsession, params["url"])
     else:
-        explanation = explain_object(request.dbsession, given[0], params[given[0]])
+        explanation = engine_of(request.dbsession).explain_object(
+            request.dbsession, given[0], params[given[0]]
+        )
     return explanation.as_dict()
 
 

@@ -82,6 +82,8 @@ class SitemapChange(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    # "post", "author", "term" (with ``object_id``), or "site", "whole_site", "everything".
+    # "post", "author", "term" (with ``object_id``), "provider" (with ``provider``: rebuild
+    # that sitemap), or "site", "whole_site", "everything".
     kind: Mapped[str] = mapped_column(String(16))
     object_id: Mapped[int | None] = mapped_column(BigInteger)
+    provider: Mapped[str | None] = mapped_column(String(64))

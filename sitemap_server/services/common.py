@@ -13,11 +13,10 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from ..content.slugs import unique_slug
-from ..context import plugins_of
 from ..errors import Conflict, Invalid, NotFound
 from ..models import take_write_lock
+from ..sitemaps.changes import dispatch_changes
 from ..sitemaps.changes import record as record_change
-from ..sitemaps.changes import take as take_changes
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
 
 T = TypeVar("T")
@@ -130,25 +129,11 @@ def add_with_free_slug(
 
 
 def changed(session: Session, **what: Any) -> None:
-    """Record what a write changed and run ``sitemap_content_changed`` now."""
+    """Record what a write changed and run ``sitemap_content_changed`` now
+    (``Engine.record``)."""
     record_change(session, **what)
     dispatch_changes(session)
 
 
-DEFER_CHANGES = "sitemap_server.defer_changes"
 # How many times a create tries the next free slug when others keep taking it.
 SLUG_ATTEMPTS = 5
-
-
-def dispatch_changes(session: Session) -> None:
-    """Hand what changed to ``sitemap_content_changed``, in this same transaction.
-
-    While ``session.info[DEFER_CHANGES]`` is set (a bulk import), changes accumulate and
-    are handed over once, when the caller dispatches after clearing it.
-    """
-    if session.info.get(DEFER_CHANGES):
-        return
-    changes = take_changes(session)
-    if changes:
-        plugins_of(session).hook.sitemap_content_changed(session=session, changes=changes)
-        session.flush()

@@ -20,9 +20,8 @@ from sqlalchemy.orm import Session
 
 from ..errors import FieldProblem, Invalid, ServiceError
 from ..models import Post
-from ..sitemaps.changes import record
+from ..sitemaps.changes import DEFER_CHANGES, dispatch_changes, record
 from . import authors, terms, types
-from .common import DEFER_CHANGES, dispatch_changes
 from .decoding import NotJSON, NotUTF8, decode_json, text_problems
 from .ids import note_explicit_ids, sync_sequences
 from .posts import Lookups, base_slug, insert_prepared, prepare_post

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import CursorResult, delete, func, insert, select
 from sqlalchemy.orm import Session
 
+from ..context import plugins_of
 from ..models import SitemapChange
 from ..models.meta import utcnow
 
@@ -29,13 +30,16 @@ class ContentChanges:
     site: bool = False
     # Every sitemap is new to search engines: the site stopped being private, or moved.
     whole_site: bool = False
+    # Providers to rebuild whole: what they list depends on something else that changed
+    # (a plugin's own settings).
+    providers: set[str] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return (
             self.everything
             or self.site
             or self.whole_site
-            or bool(self.posts or self.authors or self.terms)
+            or bool(self.posts or self.authors or self.terms or self.providers)
         )
 
     def merge(self, other: ContentChanges) -> None:
@@ -45,6 +49,7 @@ class ContentChanges:
         self.everything |= other.everything
         self.site |= other.site
         self.whole_site |= other.whole_site
+        self.providers |= other.providers
 
 
 def record(
@@ -56,6 +61,7 @@ def record(
     everything: bool = False,
     site: bool = False,
     whole_site: bool = False,
+    providers: set[str] | None = None,
 ) -> None:
     """Note a change; it is handed to ``sitemap_content_changed`` at the next service flush."""
     pending: ContentChanges = session.info.setdefault(PENDING, ContentChanges())
@@ -67,12 +73,31 @@ def record(
             everything=everything,
             site=site,
             whole_site=whole_site,
+            providers=set(providers or ()),
         )
     )
 
 
 def take(session: Session) -> ContentChanges:
     return session.info.pop(PENDING, None) or ContentChanges()
+
+
+# session.info: set while a bulk write (an import, the demo) holds its changes back.
+DEFER_CHANGES = "sitemap_server.defer_changes"
+
+
+def dispatch_changes(session: Session) -> None:
+    """Hand what changed to ``sitemap_content_changed``, in this same transaction.
+
+    While ``session.info[DEFER_CHANGES]`` is set (a bulk import), changes accumulate and
+    are handed over once, when the caller dispatches after clearing it.
+    """
+    if session.info.get(DEFER_CHANGES):
+        return
+    changes = take(session)
+    if changes:
+        plugins_of(session).hook.sitemap_content_changed(session=session, changes=changes)
+        session.flush()
 
 
 @dataclass(frozen=True)
@@ -83,8 +108,10 @@ class UrlChange:
     change: str  # "added", "updated" or "removed" (deleted, or no longer listed)
 
 
-# The kinds of change-log rows that are flags; the others name an object (``_objects``).
+# The kinds of change-log rows that are flags; "provider" names a provider to rebuild; the
+# others name an object (``_objects``).
 FLAGS = ("site", "whole_site", "everything")
+PROVIDER = "provider"
 LOG_BATCH = 10_000
 # When the oldest change still waiting was recorded (None: none waits).
 OLDEST_WAITING = (
@@ -107,12 +134,19 @@ def log(session: Session, changes: ContentChanges) -> None:
     (``LAST_CHANGE``), for the API to give the client (``Sitemap-Change``)."""
     now = utcnow()
     rows: list[dict[str, Any]] = [
-        {"recorded_at": now, "kind": flag, "object_id": None}
+        {"recorded_at": now, "kind": flag, "object_id": None, "provider": None}
         for flag in FLAGS
         if getattr(changes, flag)
     ]
+    rows.extend(
+        {"recorded_at": now, "kind": PROVIDER, "object_id": None, "provider": name}
+        for name in sorted(changes.providers)
+    )
     for kind, ids in _objects(changes).items():
-        rows.extend({"recorded_at": now, "kind": kind, "object_id": i} for i in sorted(ids))
+        rows.extend(
+            {"recorded_at": now, "kind": kind, "object_id": i, "provider": None}
+            for i in sorted(ids)
+        )
     for start in range(0, len(rows), LOG_BATCH):
         numbers = session.scalars(
             insert(SitemapChange).returning(SitemapChange.id), rows[start : start + LOG_BATCH]
@@ -150,7 +184,7 @@ def claim(session: Session, limit: int) -> tuple[ContentChanges, int]:
     taken = session.execute(
         delete(SitemapChange)
         .where(SitemapChange.id.in_(oldest.scalar_subquery()))
-        .returning(SitemapChange.kind, SitemapChange.object_id)
+        .returning(SitemapChange.kind, SitemapChange.object_id, SitemapChange.provider)
         .execution_options(synchronize_session=False)
     ).all()
     return merged(taken), len(taken)
@@ -169,12 +203,14 @@ def clear(session: Session) -> int:
 
 
 def merged(rows: Iterable[Any]) -> ContentChanges:
-    """One ``ContentChanges`` for change-log rows of (kind, object_id)."""
+    """One ``ContentChanges`` for change-log rows of (kind, object_id, provider)."""
     changes = ContentChanges()
     targets = _objects(changes)
-    for kind, object_id in rows:
+    for kind, object_id, provider in rows:
         if kind in targets and object_id is not None:
             targets[kind].add(object_id)
+        elif kind == PROVIDER and provider is not None:
+            changes.providers.add(provider)
         elif kind in FLAGS:
             setattr(changes, kind, True)
     return changes

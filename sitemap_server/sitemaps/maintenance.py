@@ -181,7 +181,12 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     for provider in providers:
         # A provider the database has no version of was never built here (a plugin just
         # installed, or enabled again after a rebuild without it): build all of it.
-        whole = changes.everything or provider.name not in stored or provider.name in overdue
+        whole = (
+            changes.everything
+            or provider.name not in stored
+            or provider.name in overdue
+            or provider.name in changes.providers
+        )
         keys = None if whole else provider.affected_keys(ctx, changes)
         if keys is None or keys:
             update_provider(ctx, provider, keys, stored)

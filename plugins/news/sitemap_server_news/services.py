@@ -6,10 +6,19 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sitemap_server.plugin import Invalid, NotFound, Post, PostType, Term, changed, flush
+from sitemap_server.plugin import (
+    Invalid,
+    NotFound,
+    Post,
+    PostType,
+    Term,
+    changed,
+    engine_of,
+    flush,
+)
 
 from .models import NewsPost, NewsSettings, NewsTerm
-from .provider import news_language, news_settings
+from .provider import NAME, news_language, news_settings
 
 
 def get_settings(session: Session) -> NewsSettings:
@@ -34,9 +43,9 @@ def update_settings(session: Session, data: dict[str, Any]) -> NewsSettings:
         settings.language = _language(data["language"], "language")
     flush(session, "news settings")
     if what_it_says() != before:
-        # Which posts are news, news:name and news:language: a site-wide change, which
-        # the news provider answers by recomputing its entries.
-        changed(session, site=True)
+        # Which posts are news, news:name and news:language: the news sitemap is rebuilt
+        # whole, and no other sitemap changes.
+        engine_of(session).refresh_provider(session, NAME)
     return settings
 
 

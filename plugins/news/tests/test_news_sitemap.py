@@ -873,3 +873,21 @@ def test_a_write_that_changes_the_news_changes_the_etag(api, testapp, clock):
     after = testapp.get(NEWS_SITEMAP, headers={"If-None-Match": etag}, status=200)
     assert after.headers["ETag"] != etag
     testapp.get(NEWS_SITEMAP, headers={"If-None-Match": after.headers["ETag"]}, status=304)
+
+
+def test_a_news_settings_change_rebuilds_the_news_sitemap_alone(api, testapp, clock):
+    """The plugin asks the engine to rebuild its own sitemap (``refresh_provider``): the
+    news sitemap changes (and so the index, which dates it), every other sitemap keeps
+    its ETag (a crawler's 304)."""
+    create_post(api, clock)
+    others = ("/post-sitemap.xml", "/sitemaps/post-sitemap.html")
+    etags = {path: testapp.get(path, status=200).headers["ETag"] for path in others}
+    news_etag = testapp.get(NEWS_SITEMAP).headers["ETag"]
+
+    response = api.patch_json("/api/news/settings", {"publication_name": "The Other Paper"})
+
+    assert int(response.headers["Sitemap-Change"]) > 0
+    assert only_item(testapp)["name"] == "The Other Paper"
+    assert testapp.get(NEWS_SITEMAP).headers["ETag"] != news_etag
+    for path, etag in etags.items():
+        testapp.get(path, headers={"If-None-Match": etag}, status=304)

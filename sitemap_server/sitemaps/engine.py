@@ -1,0 +1,98 @@
+"""The sitemap engine: every operation on the stored sitemaps, as the methods of one object.
+
+``main()`` (and each command) builds the application's ``AppContext``; a request, a
+command, the worker or a plugin reaches the engine of that context as
+``engine_of(session)`` (the engine holds nothing but its context, so it costs nothing to
+make). The work is done by the modules named in each method (one idea
+each); this is the list of what can be done, and the one door to it:
+
+- a write: ``record`` what it changed (the change log; nothing is rebuilt in the
+  writer's transaction), ``refresh_provider`` for a sitemap whose content depends on
+  something else that changed (a plugin's own settings);
+- the maintainer: ``apply`` the change log, ``apply_some`` of it, ``catch_up`` with time
+  (scheduled posts going live), ``rebuild`` everything;
+- answers: ``providers`` (the sitemaps there are), ``check`` (stored against a rebuild),
+  ``explain_url`` / ``explain_object`` (why a URL is listed or not).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..context import context_of
+from . import changes, check, explain, maintenance
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+    from .providers import Provider
+
+
+class Engine:
+    """The sitemap engine of one application (its ``AppContext``)."""
+
+    def __init__(self, context: AppContext) -> None:
+        self.context = context
+
+    # A write -------------------------------------------------------------------------
+
+    def record(self, session: Session, **what: Any) -> None:
+        """Record what a write changed, in its transaction (``changes.record``): ``posts``,
+        ``authors``, ``terms`` (ids), ``providers`` (names of sitemaps to rebuild whole),
+        ``site`` (site-wide answers changed), ``everything``. The maintainer applies it
+        after commit; ``sitemap_content_changed`` runs now."""
+        changes.record(session, **what)
+        changes.dispatch_changes(session)
+
+    def refresh_provider(self, session: Session, name: str) -> None:
+        """Have the sitemap of provider ``name`` rebuilt whole (and only it): what it
+        lists depends on something else that changed, such as the plugin's settings."""
+        self.record(session, providers={name})
+
+    # The maintainer ----------------------------------------------------------------------
+
+    def apply(self, sessions: sessionmaker[Session]) -> int:
+        """Apply the change log, batch after batch, unless another maintainer is at work;
+        how many changes were applied (``maintenance.apply_all``)."""
+        return maintenance.apply_all(sessions)
+
+    def apply_some(
+        self, sessions: sessionmaker[Session], limit: int, wait: bool = True
+    ) -> int | None:
+        """Apply at most ``limit`` changes (``maintenance.apply_some``); with ``wait``
+        false, none (None) if another maintainer holds the lock."""
+        return maintenance.apply_some(sessions, limit, wait=wait)
+
+    def catch_up(self, session: Session) -> bool:
+        """Bring in what time alone changed (a scheduled post went live); whether anything
+        did (``maintenance.catch_up``)."""
+        return maintenance.catch_up(session)
+
+    def rebuild(self, session: Session) -> None:
+        """Rebuild every sitemap from the content (``maintenance.rebuild``)."""
+        maintenance.rebuild(session)
+
+    # Answers -----------------------------------------------------------------------------
+
+    def providers(self, session: Session) -> list[Provider]:
+        """The sitemaps of the loaded plugins (``sitemap_providers``)."""
+        return maintenance.all_providers(session, self.context.plugins)
+
+    def check(self, session: Session, repair: bool = False) -> check.Report:
+        """Compare the stored sitemaps with a rebuild (``check.check``); ``repair``
+        stores the rebuild."""
+        return check.check(session, repair=repair)
+
+    def explain_url(self, session: Session, url: str) -> explain.Explanation:
+        """Why ``url`` is listed or not, rule by rule (``explain``)."""
+        return explain.explain_url(session, url)
+
+    def explain_object(self, session: Session, kind: str, object_id: int) -> explain.Explanation:
+        """Why a post, term or author (``kind``) is listed or not (``explain``)."""
+        return explain.explain_object(session, kind, object_id)
+
+
+def engine_of(session: Session) -> Engine:
+    """The engine of the application that made ``session``."""
+    return Engine(context_of(session))
