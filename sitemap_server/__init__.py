@@ -14,7 +14,7 @@ __all__ = ["hookimpl", "main"]
 
 
 def main(global_config: dict[str, Any], **settings: Any) -> Any:
-    """The WSGI application (``paste.app_factory``): include and scan, nothing else."""
+    """The WSGI application (``paste.app_factory``): one ``includeme`` per area, nothing else."""
     normalize(settings)
     context = AppContext.from_settings(settings)
     plugins = context.plugins
@@ -22,9 +22,8 @@ def main(global_config: dict[str, Any], **settings: Any) -> Any:
         config.registry[CONTEXT_KEY] = context
         config.include(".models")  # request.dbsession, pyramid_tm
         config.include(".outages")  # the database down or locked: 503, Retry-After
-        config.include(".api")  # /api/*: admin REST API, OpenAPI document, bearer tokens
-        config.include(".sitemaps.views")  # the sitemaps, their XSL, robots.txt
+        config.include(".api")  # /api/*: admin REST API, its views, OpenAPI, bearer tokens
+        config.include(".sitemaps")  # the sitemaps, their XSL, robots.txt, the human views
         config.include(".notify")  # the worker thread, if switched on
-        config.scan(".api")  # the admin API's @view_config views (nothing else is decorated)
         plugins.hook.sitemap_configure(config=config)
     return config.make_wsgi_app()

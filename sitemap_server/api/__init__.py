@@ -111,3 +111,4 @@ def includeme(config: Configurator) -> None:
     config.add_tween("sitemap_server.api.change_header_tween_factory")
     if settings["sitemap_server.api.validate_responses"]:
         config.add_tween("sitemap_server.api.response_validation_tween_factory")
+    config.scan()  # the admin API's @view_config views (nothing else is decorated)
