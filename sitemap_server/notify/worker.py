@@ -327,7 +327,8 @@ class Worker:
             error = f"the answer was refused: {exc}"
         except Exception as exc:
             log.exception("%s: the %s channel failed", claimed.describe(), channel.name)
-            error = f"not stored: {type(exc).__name__}: {exc}"
+            # The log has the details; what the API shows holds no database text.
+            error = f"the answer could not be stored ({type(exc).__name__}); see the log"
         try:
             with session.begin_nested():
                 channel.failed(session, message, error, True)
