@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Index, Integer, String
+from sqlalchemy import JSON, BigInteger, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .content import MAX_URL_LENGTH
@@ -44,8 +44,11 @@ class SitemapEntry(Base):
     lastmod: Mapped[datetime | None] = mapped_column(UTCDateTime)
     images: Mapped[list[str]] = mapped_column(JSON, default=list)
     extra: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    # At least the bytes of its rendered <url> element: pages are cut by it too (S-310).
+    # The bytes of its <url> element in a page: pages are cut by it too (S-310).
     size: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Its <url> element, rendered when it was stored (``sitemaps/rendering.py``), the
+    # site URL marked, not written.
+    xml: Mapped[str | None] = mapped_column(Text)
 
 
 class SitemapPage(Base):
@@ -70,6 +73,9 @@ class SitemapVersion(Base):
     # When this provider's entries next change by the passing of time alone (a scheduled
     # post going live); the first request after it brings the entries up to date.
     due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The template its stored fragments were rendered with (``rendering.render_key``):
+    # another one, and the provider is rebuilt whole before a page of it is served.
+    rendered_with: Mapped[str | None] = mapped_column(String(64))
 
 
 class SitemapChange(Base):

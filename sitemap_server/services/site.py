@@ -61,9 +61,11 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     return settings
 
 
-# Settings that change what the entries say (URLs, images, the home page, page size).
+# Settings that change what the entries say (URLs, images, the home page, page size, and
+# the offset of every date in their stored fragments).
 ENTRY_FIELDS = {
     "site_url",
+    "timezone",
     "allowed_image_hosts",
     "front_page",
     "front_page_id",

@@ -18,8 +18,11 @@ class Entry:
     # The row the entry was made from, for the ``sitemap_entry`` hook; never stored.
     item: Any = field(default=None, compare=False, repr=False)
 
-    def row(self, provider: str, size: int) -> dict[str, Any]:
+    def row(self, provider: str, xml: str, size: int) -> dict[str, Any]:
+        """The ``sitemap_entries`` row of this entry: ``xml`` its rendered fragment,
+        ``size`` the bytes it takes in a page."""
         return {
+            "xml": xml,
             "size": size,
             "provider": provider,
             "key": self.key,

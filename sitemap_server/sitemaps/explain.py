@@ -29,9 +29,8 @@ from ..providers.posts import is_static_front_page, newest_lastmod
 from ..providers.taxonomies import term_subtree
 from .maintenance import all_providers, build_context, catch_up, filter_entry
 from .providers import Provider
-from .reader import site_zone
 from .views import MAX_PAGES
-from .xml import w3c
+from .xml import site_zone, w3c
 
 KINDS = ("post", "term", "author")
 INDEX = "sitemap_index"

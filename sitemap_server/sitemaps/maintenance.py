@@ -38,8 +38,9 @@ from .changes import ContentChanges, UrlChange
 from .entries import Entry
 from .pages import overfull_pages, recut_pages, refresh_page_dates
 from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, chunks
-from .versions import bump, set_due, stored_dues
-from .xml import EntryRules
+from .rendering import EntryRenderer, render_key
+from .versions import bump, set_due, set_rendered, stored_dues, stored_renders
+from .xml import EntryRules, site_zone
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,14 @@ def build_context(
         links=Links(session, site_url),
         page_bytes=context_of(session).max_page_bytes - PAGE_FRAME_BYTES,
         post_providers=[p.name for p in providers if p.kind == "post"],
+        zone=site_zone(settings.timezone),
     )
+
+
+def unrendered(providers: list[Provider], rendered: dict[str, str | None]) -> set[str]:
+    """The providers whose stored fragments are not all from their current template
+    (never built, built before fragments were stored, or the template changed)."""
+    return {p.name for p in providers if rendered.get(p.name) != render_key(p.template)}
 
 
 def refresh(session: Session, changes: ContentChanges) -> None:
@@ -161,6 +169,7 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
     stored = stored_dues(session)
+    stale = unrendered(providers, stored_renders(session))
     overdue: set[str] = set()
     if not changes.everything:
         changes, overdue = _with_due_changes(ctx, providers, stored, changes)
@@ -186,6 +195,7 @@ def refresh(session: Session, changes: ContentChanges) -> None:
             or provider.name not in stored
             or provider.name in overdue
             or provider.name in changes.providers
+            or provider.name in stale
         )
         keys = None if whole else provider.affected_keys(ctx, changes)
         if keys is None or keys:
@@ -253,7 +263,8 @@ def catch_up(session: Session) -> bool:
     stored = stored_dues(session)
     due = {name: due_at for name, due_at in stored.items() if due_at is not None and due_at <= now}
     providers = all_providers(session, plugins)
-    missing = [p for p in providers if p.name not in stored]
+    stale = unrendered(providers, stored_renders(session))
+    missing = [p for p in providers if p.name not in stored or p.name in stale]
     if not due and not missing:
         return bool(applied)
     ctx = build_context(session, plugins, providers)
@@ -381,6 +392,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         _insert(ctx, provider, _stored_form(ctx, provider, provider.entries(ctx, None)))
         _insert(ctx, provider, _stored_form(ctx, provider, provider.special_entries(ctx)))
         recut_pages(ctx, provider.name, from_key=None)
+        set_rendered(session, provider.name, render_key(provider.template))
         new = {(r.key, r.part): tuple(r)[2:] for r in session.execute(query)}
         if len(old) > COMPARED_REBUILD or len(new) > COMPARED_REBUILD:
             _announce(ctx, provider, None)
@@ -476,6 +488,8 @@ def _replace(ctx: BuildContext, provider: Provider, keys: set[int], entries: lis
 
 
 def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> None:
-    rows = (e.row(provider.name, provider.entry_bytes(e, ctx.site_url)) for e in entries)
+    """Store ``entries``, each with its rendered fragment and the bytes it takes."""
+    renderer = EntryRenderer(provider, ctx.site_url, ctx.zone)
+    rows = (e.row(provider.name, *renderer.render(e)) for e in entries)
     for batch in chunks(rows):
         ctx.session.execute(insert(SitemapEntry), batch)

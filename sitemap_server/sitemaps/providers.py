@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 import pluggy
@@ -16,13 +15,8 @@ from ..context import MAX_PAGE_BYTES
 from ..models import SiteSettings
 from .changes import ContentChanges
 from .entries import Entry
-from .xml import xml_text
 
 MAIN_XSL = "/main-sitemap.xsl"
-# The markup around an entry's values in urlset.pt, with room to spare.
-URL_BYTES = len("<url>\n<loc></loc></url>\n") + 8
-LASTMOD_BYTES = len("<lastmod>2019-10-21T12:37:01+00:00</lastmod>")
-IMAGE_BYTES = len("<image:image><image:loc></image:loc></image:image>")
 
 
 # What a page holds besides its entries: the XML declaration, the stylesheet, the root
@@ -44,6 +38,8 @@ class BuildContext:
     post_providers: list[str] = field(default_factory=list)
     # The bytes a page's entries may take (S-310: 50 MiB, less the page's frame).
     page_bytes: int = MAX_PAGE_BYTES - PAGE_FRAME_BYTES
+    # The site's time zone: the dates of the entries' fragments carry its offset.
+    zone: tzinfo = UTC
 
 
 class Provider:
@@ -51,14 +47,14 @@ class Provider:
 
     ``name`` is the URL name (``{name}-sitemap.xml``); ``kind`` names the content kind for
     the exclusion hooks; providers are refreshed, and listed in the index, by ``order``
-    then name; ``xsl`` is the stylesheet its documents point at; ``template`` renders a
-    page of its entries (a Chameleon asset spec).
+    then name; ``xsl`` is the stylesheet its documents point at; ``template`` renders one
+    of its entries, the ``<url>`` element (a Chameleon asset spec).
 
-    A template receives ``xsl``, ``namespaces`` (``tal:attributes`` of the root),
-    ``entries`` (``loc``, ``lastmod``, ``images``, ``extra``), ``provider``, ``html`` (the
-    URL of the same page for people: write ``<?html-view ${html}?>`` after the
-    ``xml-stylesheet`` instruction, so the XSL can link to it) and ``local`` (a W3C
-    date-time of ``extra`` in the site's time zone: ``${local(v['publication_date'])}``).
+    The maintainer renders an entry when it stores it (``rendering.py``), and a page is
+    the core's frame around the stored fragments. A template receives ``entry`` (``loc``,
+    ``lastmod``, ``images``, ``extra``; write ``loc`` and images as
+    ``${structure: entry.loc}``, they are escaped already), ``provider`` and ``local`` (a
+    W3C date-time of ``extra`` in the site's time zone: ``${local(v['publication_date'])}``).
     The XSL is applied by browsers and, for ``/sitemaps/{name}.html``, by the server with
     the parameters ``view`` (``'html'``), ``xml-url`` and ``html-base``.
     """
@@ -70,7 +66,7 @@ class Provider:
     # have a sitemap; a noindexed post type has one only while it lists something).
     absent_when_empty: bool = False
     xsl: str = MAIN_XSL
-    template: str = "sitemap_server:templates/urlset.pt"
+    template: str = "sitemap_server:templates/url.pt"
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int] | None:
         """Keys whose entries may have changed; the engine recomputes exactly those
@@ -93,20 +89,6 @@ class Provider:
         """What became due since ``due_at``, refreshed like a write (so authors and terms
         follow a post going live); None refreshes all of this provider's entries."""
         return None
-
-    def entry_bytes(self, entry: Entry, site_url: str) -> int:
-        """At least the bytes ``entry`` renders to: pages are cut so that none passes the
-        protocol's 50 MiB (S-310). Exact for ``loc``, ``lastmod`` and images; ``extra`` is
-        bounded by its JSON (every character escaped, every key written twice). A
-        provider with its own template and large ``extra`` may count it exactly."""
-        size = URL_BYTES + len(xml_text(site_url + entry.path).encode())
-        if entry.lastmod is not None:
-            size += LASTMOD_BYTES
-        for image in entry.images:
-            size += IMAGE_BYTES + len(xml_text(image).encode())
-        if entry.extra:
-            size += 8 * len(json.dumps(entry.extra, ensure_ascii=False).encode())
-        return size
 
     def special_entries(self, ctx: BuildContext) -> Iterator[Entry]:
         """Entries computed from the others (home page, archive); key 0. None by default."""

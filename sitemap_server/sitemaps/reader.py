@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pluggy
 from sqlalchemy import select
@@ -28,12 +27,15 @@ from ..models.site import effective_site_url, get_settings
 from . import maintenance
 from .changes import OLDEST_WAITING
 from .providers import Provider
+from .rendering import render_key
+from .xml import site_zone
 
 VERSIONS = select(
     SitemapVersion.provider,
     SitemapVersion.version,
     SitemapVersion.changed_at,
     SitemapVersion.due_at,
+    SitemapVersion.rendered_with,
     OLDEST_WAITING.label("waiting_since"),
 )
 # Changes a request applies at most before it answers anyway: about half a second at
@@ -140,11 +142,15 @@ class Reader:
     @staticmethod
     def _due(rows: Any, state: ReadState) -> bool:
         """Whether the stored sitemaps miss a change that has come due, or a provider has
-        no version at all (never built)."""
+        no version at all (never built), or fragments of another template."""
         now = utcnow()
         if any(row.due_at is not None and row.due_at <= now for row in rows):
             return True
-        return any(provider.name not in state.versions for provider in state.site.providers)
+        rendered = {row.provider: row.rendered_with for row in rows}
+        return any(
+            rendered.get(provider.name) != render_key(provider.template)
+            for provider in state.site.providers
+        )
 
     def site_snapshot(self, site_version: Any) -> SiteSnapshot:
         cached = self.site
@@ -181,11 +187,3 @@ class Reader:
             )
             with repeatable.connect() as conn, conn.begin():
                 yield conn
-
-
-def site_zone(name: str | None) -> tzinfo:
-    """The site's time zone; UTC for a name this machine does not know."""
-    try:
-        return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC

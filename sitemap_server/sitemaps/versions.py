@@ -30,6 +30,23 @@ def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
     )
 
 
+def stored_renders(session: Session) -> dict[str, str | None]:
+    """Each built provider's ``rendered_with``: the template its fragments came from."""
+    rows = session.execute(select(SitemapVersion.provider, SitemapVersion.rendered_with))
+    return {name: rendered_with for name, rendered_with in rows}
+
+
+def set_rendered(session: Session, provider: str, rendered_with: str) -> None:
+    """Every stored fragment of ``provider`` was rendered with ``rendered_with``."""
+    session.execute(
+        _upsert(session)
+        .values(provider=provider, version=0, changed_at=utcnow(), rendered_with=rendered_with)
+        .on_conflict_do_update(
+            index_elements=[SitemapVersion.provider], set_={"rendered_with": rendered_with}
+        )
+    )
+
+
 def bump(session: Session, provider: str) -> None:
     """One more change for ``provider``; locks its row until commit on PostgreSQL."""
     now: datetime = utcnow()

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import UTC, tzinfo
 from importlib.resources import files
 from types import SimpleNamespace
 from typing import Any
 
-from chameleon import PageTemplateFile
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPMovedPermanently
 from pyramid.request import Request
@@ -28,6 +26,7 @@ from ..context import CONTEXT_KEY
 from ..models import SitemapEntry, SitemapPage
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
+from .rendering import page_document, template
 from .responses import (
     READER,
     RENDER_CACHE,
@@ -37,7 +36,7 @@ from .responses import (
     not_found_view,
     sitemap_response,
 )
-from .xml import local_w3c, w3c, xml_text
+from .xml import w3c, xml_text
 
 # The protocol's limit of sitemaps per provider (S-304); a larger number is a page that
 # cannot exist, answered without asking the database (which may not hold such an int).
@@ -45,17 +44,9 @@ MAX_PAGES = 50_000
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 # The sitemaps as pages for people, rendered here from their XSL (html.py).
 HTML_ROOT = "/sitemaps/"
-TEMPLATES: dict[str, PageTemplateFile] = {}
 
 
 NAMESPACES = "sitemap_server.namespaces"
-
-
-def template(spec: str) -> PageTemplateFile:
-    if spec not in TEMPLATES:
-        package, _, path = spec.partition(":")
-        TEMPLATES[spec] = PageTemplateFile(str(files(package).joinpath(path)))
-    return TEMPLATES[spec]
 
 
 def sitemap_url(site_url: str, name: str, page: int) -> str:
@@ -92,19 +83,6 @@ def index_view(request: Request) -> Response:
     return sitemap_response(request, ("index",), names, render)
 
 
-class RenderedEntry:
-    """One stored entry as templates use it: ``loc``, ``lastmod``, ``images`` (escaped,
-    absolute) and the provider's ``extra``."""
-
-    __slots__ = ("extra", "images", "lastmod", "loc")
-
-    def __init__(self, site_url: str, row: Any, zone: tzinfo = UTC) -> None:
-        self.loc = xml_text(site_url + row.path)
-        self.lastmod = w3c(row.lastmod, zone)
-        self.images = [xml_text(i) for i in row.images or ()]
-        self.extra = row.extra
-
-
 def page_view(request: Request) -> Response:
     name = request.matchdict["name"]
     number = request.matchdict["number"]
@@ -127,35 +105,31 @@ def page_view(request: Request) -> Response:
             row = conn.execute(PAGE, {"name": name, "page": page}).first()
         if row is None and (page > 1 or provider.absent_when_empty):
             return None
-        entries: Iterable[RenderedEntry] = ()
+        fragments: Iterable[str] = ()
         if row is not None:
             # Streamed (a server-side cursor on PostgreSQL): a page of 50,000 entries is
-            # never a list of 50,000 objects, only the text it becomes.
-            rows = conn.execution_options(stream_results=True, yield_per=1000).execute(
+            # never a list of 50,000 rows, only the text it becomes.
+            fragments = conn.execution_options(stream_results=True, yield_per=1000).scalars(
                 page_entries(name, row)
             )
-            site = state.site
-            entries = (RenderedEntry(site.site_url, e, site.zone) for e in rows)
         document = f"{name}-sitemap{'' if page == 1 else page}"
-        return template(provider.template)(
+        return page_document(
+            fragments,
+            state.site.site_url,
             xsl=provider.xsl,
-            namespaces=namespaces,
-            entries=entries,
-            provider=provider,
-            # The page for people (the XSL links to it), and dates of the provider's own
-            # fields in the site's time zone: local("2024-05-01T10:00:00+00:00").
+            # The page for people (the XSL links to it).
             html=html_url(state.site.site_url, document),
-            local=lambda value: local_w3c(value, state.site.zone),
+            namespaces=namespaces,
         )
 
     return sitemap_response(request, (name, page), [name], render)
 
 
 def page_entries(provider: str, page: Any) -> Any:
-    """The entries of one page: a range of the primary key, in order."""
+    """The stored fragments of one page: a range of the primary key, in order."""
     position = tuple_(SitemapEntry.key, SitemapEntry.part)
     return (
-        select(SitemapEntry.path, SitemapEntry.lastmod, SitemapEntry.images, SitemapEntry.extra)
+        select(SitemapEntry.xml)
         .where(
             SitemapEntry.provider == provider,
             position >= tuple_(page.first_key, page.first_part),

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..content.images import MAX_IMAGES_PER_URL
 from ..content.sanitize import (
@@ -40,6 +41,14 @@ def w3c(value: datetime | None, zone: tzinfo = UTC) -> str | None:
     if value is None:
         return None
     return value.astimezone(zone).replace(microsecond=0).isoformat()
+
+
+def site_zone(name: str | None) -> tzinfo:
+    """The site's time zone; UTC for a name this machine does not know."""
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
 
 
 def local_w3c(value: str | None, zone: tzinfo) -> str | None:

@@ -109,6 +109,7 @@ def test_the_core_wheel_holds_what_it_reads_at_run_time(wheels):
         "sitemap_server/migrations/script.py.mako",
         "sitemap_server/migrations/versions/0001_initial_schema.py",
         "sitemap_server/templates/urlset.pt",
+        "sitemap_server/templates/url.pt",
         "sitemap_server/templates/sitemapindex.pt",
         "sitemap_server/static/main-sitemap.xsl",
         "sitemap_server/api/openapi.yaml",

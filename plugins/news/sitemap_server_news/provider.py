@@ -32,7 +32,7 @@ from .models import NewsPost, NewsSettings, NewsTerm
 
 NAME = "news"
 XSL = "/news-sitemap.xsl"
-TEMPLATE = "sitemap_server_news:templates/news-urlset.pt"
+TEMPLATE = "sitemap_server_news:templates/news-url.pt"
 WINDOW = timedelta(hours=48)
 MAX_ITEMS = 1000
 # Keys order the entries newest first: (2^32 - seconds since 1970) * 10^9 + post id.

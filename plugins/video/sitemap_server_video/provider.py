@@ -41,7 +41,7 @@ from .models import Video
 log = logging.getLogger(__name__)
 
 XSL = "/video-sitemap.xsl"
-TEMPLATE = "sitemap_server_video:templates/video-urlset.pt"
+TEMPLATE = "sitemap_server_video:templates/video-url.pt"
 # Limits of Google's video schema (sitemap-video.xsd).
 MAX_TITLE = 100
 MAX_DESCRIPTION = 2048

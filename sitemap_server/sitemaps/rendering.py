@@ -1,0 +1,111 @@
+"""What a sitemap document is made of: each entry rendered once, when it changes.
+
+The maintainer renders an entry's ``<url>`` element through its provider's template when
+it stores the entry (``EntryRenderer``), and stores the text beside the row
+(``sitemap_entries.xml``); a page is then its frame (``urlset.pt``: the declaration, the
+stylesheet, the root element with the namespaces) around its stored fragments, in key
+order (``page_document``). A request renders nothing per entry.
+
+A fragment holds everything about its entry but the site URL, which it marks with
+``SITE_MARK`` (a character XML 1.0 cannot carry, so no content holds it): the page puts
+the site URL in, so a site served under a new URL (the ini file's) never serves the old
+one. What else a fragment depends on re-renders it through the change log: the site's
+time zone (a site-wide change of every entry), the provider's template (``render_key``:
+a provider whose stored fragments were rendered by another template is rebuilt whole,
+``maintenance.refresh``, before a page of it is served, ``reader.Reader``).
+
+A provider's template renders one entry; it receives ``entry`` (``loc``, ``lastmod``,
+``images``, ``extra``), ``provider`` and ``local`` (a W3C date-time of ``extra`` in the
+site's time zone).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from datetime import UTC, tzinfo
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from chameleon import PageTemplateFile
+
+from .entries import Entry
+from .xml import local_w3c, w3c, xml_text
+
+# Stands for the site URL in a stored fragment (XML 1.0 cannot carry U+0001).
+SITE_MARK = "\x01"
+# The frame of every page of entries.
+FRAME = "sitemap_server:templates/urlset.pt"
+# Changes when what the core puts in a fragment changes (not its templates: those are
+# read for ``render_key``), so fragments stored by an older version are rendered again.
+FRAGMENT_FORMAT = "1"
+TEMPLATES: dict[str, PageTemplateFile] = {}
+
+
+def template(spec: str) -> PageTemplateFile:
+    """The Chameleon template of an asset spec (``package:path``), compiled once."""
+    if spec not in TEMPLATES:
+        package, _, path = spec.partition(":")
+        TEMPLATES[spec] = PageTemplateFile(str(files(package).joinpath(path)))
+    return TEMPLATES[spec]
+
+
+@cache
+def render_key(spec: str) -> str:
+    """Names the template ``spec`` as it is now: fragments rendered by it carry this key
+    (``sitemap_versions.rendered_with``)."""
+    package, _, path = spec.partition(":")
+    source = files(package).joinpath(path).read_bytes()
+    return hashlib.sha1(FRAGMENT_FORMAT.encode() + b"\0" + source).hexdigest()[:16]
+
+
+class RenderedEntry:
+    """One entry as templates use it: ``loc`` (``SITE_MARK`` and its escaped path, or the
+    absolute URL), ``lastmod``, ``images`` (escaped, absolute) and the provider's
+    ``extra``."""
+
+    __slots__ = ("extra", "images", "lastmod", "loc")
+
+    def __init__(self, site: str, entry: Any, zone: tzinfo = UTC) -> None:
+        self.loc = site + xml_text(entry.path)
+        self.lastmod = w3c(entry.lastmod, zone)
+        self.images = [xml_text(i) for i in entry.images or ()]
+        self.extra = entry.extra
+
+
+class EntryRenderer:
+    """Renders the entries of one provider for storing: ``render(entry)`` is its
+    fragment and the bytes it takes in a page served from ``site_url``."""
+
+    def __init__(self, provider: Any, site_url: str, zone: tzinfo) -> None:
+        self.provider = provider
+        self.zone = zone
+        self.template = template(provider.template)
+        # The site URL's bytes in a page, less the mark's one.
+        self.site_bytes = len(xml_text(site_url).encode()) - 1
+
+    def local(self, value: str | None) -> str | None:
+        return local_w3c(value, self.zone)
+
+    def render(self, entry: Entry) -> tuple[str, int]:
+        text: str = self.template(
+            entry=RenderedEntry(SITE_MARK, entry, self.zone),
+            provider=self.provider,
+            local=self.local,
+        )
+        return text, len(text.encode()) + self.site_bytes * text.count(SITE_MARK)
+
+
+def page_document(
+    fragments: Iterable[str],
+    site_url: str,
+    *,
+    xsl: str,
+    html: str,
+    namespaces: dict[str, str],
+) -> str:
+    """A page: its frame around ``fragments`` (stored, in key order), the site URL in."""
+    body = "".join(fragments).replace(SITE_MARK, xml_text(site_url))
+    document: str = template(FRAME)(xsl=xsl, html=html, namespaces=namespaces, body=body)
+    return document
