@@ -15,6 +15,7 @@ connections:
   from the database on every request), p50/p95 over one keep-alive connection, and
   requests/s with wrk over 4 keep-alive connections (with its median latency);
 - "304": a conditional request with the current ETag;
+- "after start": the first requests the new process answers (nothing compiled or cached);
 - the server's peak RSS (VmHWM).
 """
 
@@ -322,12 +323,24 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         try:
             session = requests.Session()
-            for _ in range(100):
+            for _ in range(100):  # listening: a connection, no request yet
                 try:
-                    session.get(base + "/robots.txt", timeout=1)
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
                     break
-                except requests.ConnectionError:
+                except OSError:
                     time.sleep(0.1)
+            # The first request the process answers, and the next ones (each a new
+            # document, so none is cached): what a crawler meets after a restart.
+            cold = []
+            for path in ("/post-sitemap.xml", "/author-sitemap.xml", "/category-sitemap.xml"):
+                t0 = time.perf_counter()
+                session.get(base + path).raise_for_status()
+                cold.append((time.perf_counter() - t0) * 1000)
+            print(
+                "after start (post, author, category page 1, each rendered): "
+                + ", ".join(f"{ms:.1f}" for ms in cold)
+                + " ms"
+            )
             index = session.get(base + "/sitemap_index.xml").text
             post_pages = index.count("/post-sitemap")
             last = f"/post-sitemap{post_pages}.xml" if post_pages > 1 else "/post-sitemap.xml"
