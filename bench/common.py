@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from sqlalchemy import MetaData, create_engine
 
 
@@ -14,3 +17,13 @@ def drop_all_tables(url: str) -> None:
     with engine.begin() as conn:
         meta.drop_all(conn)
     engine.dispose()
+
+
+def empty_database(db: str, directory: Path) -> str:
+    """The URL of an empty database: a new SQLite file in ``directory``, or the
+    PostgreSQL database ``scripts/with-postgres`` names, emptied."""
+    if db == "sqlite":
+        return f"sqlite:///{directory / 'bench.sqlite'}"
+    url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
+    drop_all_tables(url)
+    return url

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import resource
 import statistics
@@ -35,7 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from common import drop_all_tables
+from common import empty_database
 from sqlalchemy import func, insert, select
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,8 +45,9 @@ from webtest import TestApp  # noqa: E402
 
 from sitemap_server import main as make_app  # noqa: E402
 from sitemap_server.models import Notification, NotificationChange, get_engine  # noqa: E402
-from sitemap_server.models.notifications import PENDING, PING  # noqa: E402
+from sitemap_server.models.notifications import PENDING  # noqa: E402
 from sitemap_server.notify.config import NotifyConfig  # noqa: E402
+from sitemap_server.notify.ping import NAME as PING  # noqa: E402
 from sitemap_server.notify.worker import Worker, WorkerThread  # noqa: E402
 from sitemap_server.services.tokens import create_token  # noqa: E402
 
@@ -120,11 +120,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        if args.db == "sqlite":
-            url = f"sqlite:///{directory / 'bench.sqlite'}"
-        else:
-            url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
-            drop_all_tables(url)
+        url = empty_database(args.db, directory)
         ini = directory / "bench.ini"
         ini.write_text(
             "[app:main]\nuse = egg:sitemap-server\n"

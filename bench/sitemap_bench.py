@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import random
 import re
 import resource
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from common import drop_all_tables
+from common import empty_database
 from sqlalchemy import MetaData, create_engine, insert, text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -280,11 +279,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        if args.db == "sqlite":
-            url = f"sqlite:///{directory / 'bench.sqlite'}"
-        else:
-            url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
-            drop_all_tables(url)
+        url = empty_database(args.db, directory)
         port = free_port()
         # The worker in a thread of the server applies each write within 50 ms.
         worker = (

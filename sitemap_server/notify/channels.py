@@ -23,6 +23,7 @@ A channel says:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -47,8 +48,10 @@ class Burst:
     changes: int
     sitemaps: tuple[str, ...]
     # The distinct absolute URLs that were added, updated or removed, in order of change
-    # (none for a sitemap rebuilt as a whole).
-    urls: tuple[str, ...]
+    # (none for a sitemap rebuilt as a whole). Read from the database as it is iterated
+    # (each iteration reads again): a burst may hold a million, so go through them, never
+    # keep them all.
+    urls: Iterable[str]
     # The site's URL now (the one stored through the API, else the ini file's).
     site_url: str
 
@@ -106,8 +109,9 @@ class Channel:
         """Configured to send anything; a message of a channel that is not is cancelled."""
         return True
 
-    def messages(self, burst: Burst) -> list[Message]:
-        """What ``burst`` becomes (nothing, by default)."""
+    def messages(self, burst: Burst) -> Iterable[Message]:
+        """What ``burst`` becomes (nothing, by default); each message is stored as soon as
+        it is made, so a generator keeps the worker's memory small."""
         return []
 
     def request(self, message: Message, site_url: str) -> Request:

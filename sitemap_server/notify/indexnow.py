@@ -4,7 +4,7 @@ the key (S-601). Everything about IndexNow is here."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -61,14 +61,12 @@ class IndexNow(Channel):
     def key_location(self, site_url: str) -> str:
         return f"{site_url}/{self.key}.txt"
 
-    def messages(self, burst: Burst) -> list[Message]:
+    def messages(self, burst: Burst) -> Iterator[Message]:
         address = urlsplit(burst.site_url)
         # IndexNow refuses (422) URLs of another host: those of an earlier site URL.
-        own = [url for url in burst.urls if urlsplit(url).netloc == address.netloc]
-        return [
-            Message(self.endpoint, {"host": address.hostname, "urlList": batch})
-            for batch in chunks(own, self.batch)
-        ]
+        own = (url for url in burst.urls if urlsplit(url).netloc == address.netloc)
+        for batch in chunks(own, self.batch):
+            yield Message(self.endpoint, {"host": address.hostname, "urlList": batch})
 
     def request(self, message: Message, site_url: str) -> Request:
         # The key as configured now, not when the burst was made.

@@ -10,9 +10,13 @@ target, IndexNow submissions of the distinct changed URLs, a plugin's own.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import Column, Integer, MetaData, Table, Text, delete, func, insert, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ..hookspecs import hookimpl
@@ -22,7 +26,7 @@ from ..models.notifications import PENDING, REBUILT
 from ..models.site import effective_site_url, get_settings
 from ..sitemaps.changes import UrlChange
 from ..sitemaps.providers import chunks
-from .channels import Burst, Message
+from .channels import Burst, Channel, Message
 from .config import NotifyConfig
 
 log = logging.getLogger(__name__)
@@ -73,16 +77,60 @@ def burst_ready(
     return None
 
 
-def coalesce(session: Session, config: NotifyConfig, ids: tuple[int, int]) -> list[Notification]:
+# The distinct URLs of the burst being coalesced, in the order they changed: kept by the
+# database (a temporary table of the coalescing connection), never all in memory.
+BURST_URLS = Table(
+    "burst_urls",
+    MetaData(),
+    Column("n", Integer, primary_key=True, autoincrement=True),
+    Column("url", Text, nullable=False, unique=True),
+    prefixes=["TEMPORARY"],
+)
+
+
+@dataclass(frozen=True)
+class Made:
+    """A notification ``coalesce`` made: its channel, and the URLs it holds (IndexNow)."""
+
+    channel: str
+    url_count: int | None
+
+
+class BurstUrls:
+    """``Burst.urls`` of a burst being coalesced: read from ``BURST_URLS`` in batches each
+    time it is iterated, so a million changed URLs never sit in the worker's memory."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def __iter__(self) -> Iterator[str]:
+        query = select(BURST_URLS.c.url).order_by(BURST_URLS.c.n)
+        yield from self.session.execute(query.execution_options(yield_per=TAKE_BATCH)).scalars()
+
+
+def coalesce(session: Session, config: NotifyConfig, ids: tuple[int, int]) -> list[Made]:
     """Take the outbox rows with ids in ``ids`` (first, last) and make their notifications.
 
     The rows are deleted as they are read (``DELETE … RETURNING``, the transaction's first
-    statement): two workers coalescing at once each take different rows, never the same.
+    statement on the outbox): two workers coalescing at once each take different rows,
+    never the same.
+    Their distinct URLs go to a temporary table, and the channels read them from there:
+    the worker holds one batch of rows and one message at a time, whatever the burst.
     """
+    connection = session.connection()
+    BURST_URLS.drop(connection, checkfirst=True)  # never left behind; in case it is
+    BURST_URLS.create(connection)
+    made = _coalesce(session, config, ids)
+    # Only when all went well: after an error the transaction is rolled back, and the
+    # table with it (PostgreSQL would refuse the statement in a failed transaction).
+    BURST_URLS.drop(connection)
+    return made
+
+
+def _coalesce(session: Session, config: NotifyConfig, ids: tuple[int, int]) -> list[Made]:
     low, up_to = ids
     changes = 0
     sitemaps: set[str] = set()
-    urls: dict[str, None] = {}  # distinct, in the order they changed
     while low <= up_to:
         high = min(low + TAKE_BATCH, up_to + 1)
         taken = session.execute(
@@ -90,11 +138,11 @@ def coalesce(session: Session, config: NotifyConfig, ids: tuple[int, int]) -> li
             .where(NotificationChange.id >= low, NotificationChange.id < high)
             .returning(NotificationChange.sitemap, NotificationChange.url)
         ).all()
-        for sitemap, url in taken:
-            changes += 1
-            sitemaps.add(sitemap)
-            if url is not None:
-                urls[url] = None
+        changes += len(taken)
+        sitemaps.update(sitemap for sitemap, _url in taken)
+        urls = [{"url": url} for _sitemap, url in taken if url is not None]
+        if urls:
+            session.execute(_insert_new(session), urls)
         low = high
     if not changes:
         return []  # another worker took them first
@@ -102,17 +150,15 @@ def coalesce(session: Session, config: NotifyConfig, ids: tuple[int, int]) -> li
     if site.private:
         log.info("%d change(s) not sent: the site is private", changes)
         return []
-    burst = Burst(
-        changes, tuple(sorted(sitemaps)), tuple(urls), effective_site_url(site, config.site_url)
-    )
-    made = [
-        _notification(channel.name, message, burst)
-        for channel in config.channels
-        if channel.announces and channel.enabled
-        for message in channel.messages(burst)
-    ]
-    session.add_all(made)
-    session.flush()
+    site_url = effective_site_url(site, config.site_url)
+    burst = Burst(changes, tuple(sorted(sitemaps)), BurstUrls(session), site_url)
+    made = []
+    for channel in config.channels:
+        if channel.announces and channel.enabled:
+            for message in channel.messages(burst):
+                session.execute(insert(Notification), [_notification(channel, message, burst)])
+                listed = (message.payload or {}).get("urlList")
+                made.append(Made(channel.name, len(listed) if listed is not None else None))
     log.info(
         "%d change(s) in %s: %d notification(s) to send",
         changes,
@@ -122,16 +168,22 @@ def coalesce(session: Session, config: NotifyConfig, ids: tuple[int, int]) -> li
     return made
 
 
-def _notification(channel: str, message: Message, burst: Burst) -> Notification:
+def _insert_new(session: Session) -> Any:
+    """An insert into ``BURST_URLS`` that skips a URL already there."""
+    module: Any = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    return module.insert(BURST_URLS).on_conflict_do_nothing(index_elements=["url"])
+
+
+def _notification(channel: Channel, message: Message, burst: Burst) -> dict[str, Any]:
     now: datetime = utcnow()
-    return Notification(
-        created_at=now,
-        channel=channel,
-        url=message.url,
-        payload=message.payload,
-        changes=burst.changes,
-        sitemaps=list(burst.sitemaps),
-        status=PENDING,
-        attempts=0,
-        due_at=now,
-    )
+    return {
+        "created_at": now,
+        "channel": channel.name,
+        "url": message.url,
+        "payload": message.payload,
+        "changes": burst.changes,
+        "sitemaps": list(burst.sitemaps),
+        "status": PENDING,
+        "attempts": 0,
+        "due_at": now,
+    }

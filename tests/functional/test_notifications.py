@@ -17,7 +17,7 @@ from sqlalchemy import func, insert, select
 
 from sitemap_server import cli as cli_module
 from sitemap_server import hookimpl, main
-from sitemap_server.models import NotificationChange
+from sitemap_server.models import Notification, NotificationChange
 from sitemap_server.notify import outbox
 from sitemap_server.notify import worker as worker_module
 from sitemap_server.notify.config import NotifyConfig
@@ -466,9 +466,13 @@ def test_coalesce_never_makes_a_batch_over_10000_urls(notify_app, clean_database
 
         made = outbox.coalesce(session, config, (low, high))
 
-        sizes = [len(n.payload["urlList"]) for n in made if n.channel == "indexnow"]
+        sizes = [m.url_count for m in made if m.channel == "indexnow"]
         assert sizes == [10_000, 10_000, 5_000]
-        assert [n.changes for n in made] == [25_000] * len(made)
+        stored = session.scalars(
+            select(Notification.payload).where(Notification.channel == "indexnow")
+        ).all()
+        assert [len(payload["urlList"]) for payload in stored] == sizes
+        assert session.scalars(select(Notification.changes)).all() == [25_000] * len(made)
         assert session.scalar(select(func.count()).select_from(NotificationChange)) == 0
         session.rollback()
 
