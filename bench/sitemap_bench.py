@@ -195,8 +195,10 @@ def throughput(url: str, seconds: float) -> tuple[float, str]:
             text=True,
         ).stdout
         rps = float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))  # type: ignore[union-attr]
-        p50 = re.search(r"50%\s+(\S+)", out).group(1)  # type: ignore[union-attr]
-        return rps, p50
+        distribution = out.split("Latency Distribution", 1)[-1]
+        p50 = re.search(r"50%\s+(\S+)", distribution).group(1)  # type: ignore[union-attr]
+        p99 = re.search(r"99%\s+(\S+)", distribution).group(1)  # type: ignore[union-attr]
+        return rps, f"{p50} {p99}"
     count = [0]
     stop = time.perf_counter() + seconds
 
@@ -212,7 +214,7 @@ def throughput(url: str, seconds: float) -> tuple[float, str]:
         t.start()
     for t in threads:
         t.join()
-    return count[0] / (time.perf_counter() - t0), "-"
+    return count[0] / (time.perf_counter() - t0), "- -"
 
 
 def explain(url: str) -> None:
@@ -386,7 +388,7 @@ def main() -> None:
 
             print(
                 f"{'document':26} {'first p50':>9} {'first p95':>9} {'warm p50':>9} "
-                f"{'warm p95':>9} {'304 p50':>8} {'req/s':>7} {'wrk p50':>8}  bytes"
+                f"{'warm p95':>9} {'304 p50':>8} {'req/s':>7} {'wrk p50 p99':>14}  bytes"
             )
             writes: list[float] = []
             for name, path in targets.items():
@@ -423,11 +425,11 @@ def main() -> None:
                 warm = timed(path, args.warm_requests, **{"Accept-Encoding": "identity"})
                 etag = r.headers["ETag"]
                 conditional = timed(path, args.warm_requests, **{"If-None-Match": etag})
-                rps, wrk_p50 = throughput(base + path, args.seconds)
+                rps, wrk_latency = throughput(base + path, args.seconds)
                 print(
                     f"{name:26} {statistics.median(first):9.1f} {percentile(first, 0.95):9.1f} "
                     f"{statistics.median(warm):9.2f} {percentile(warm, 0.95):9.2f} "
-                    f"{statistics.median(conditional):8.2f} {rps:7.0f} {wrk_p50:8}  {size}"
+                    f"{statistics.median(conditional):8.2f} {rps:7.0f} {wrk_latency:>14}  {size}"
                 )
             print(
                 f"admin write (PATCH of a post; the worker applies it after): "

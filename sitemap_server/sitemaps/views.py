@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 # The protocol's limit of sitemaps per provider (S-304); a larger number is a page that
 # cannot exist, answered without asking the database (which may not hold such an int).
 MAX_PAGES = 50_000
+# Pages with more entries are read through a server-side cursor, in batches.
+STREAMED_ENTRIES = 5_000
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 # The sitemaps as pages for people, rendered here from their XSL (html.py).
 HTML_ROOT = "/sitemaps/"
@@ -110,12 +112,15 @@ def page_view(request: Request) -> Response:
         if row is None and (page > 1 or provider.absent_when_empty):
             return None
         fragments: Iterable[str] = ()
-        if row is not None:
+        if row is not None and row.entries > STREAMED_ENTRIES:
             # Streamed (a server-side cursor on PostgreSQL): a page of 50,000 entries is
             # never a list of 50,000 rows, only the text it becomes.
             fragments = conn.execution_options(stream_results=True, yield_per=1000).scalars(
                 page_entries(name, row)
             )
+        elif row is not None:
+            # A server-side cursor costs PostgreSQL round trips a small page does not need.
+            fragments = conn.scalars(page_entries(name, row)).all()
         document = f"{name}-sitemap{'' if page == 1 else page}"
         return page_document(
             fragments,
@@ -150,7 +155,11 @@ def index_pages(names: list[str]) -> Any:
 
 
 PAGE = select(
-    SitemapPage.first_key, SitemapPage.first_part, SitemapPage.last_key, SitemapPage.last_part
+    SitemapPage.first_key,
+    SitemapPage.first_part,
+    SitemapPage.last_key,
+    SitemapPage.last_part,
+    SitemapPage.entries,
 ).where(SitemapPage.provider == bindparam("name"), SitemapPage.page == bindparam("page"))
 
 

@@ -117,3 +117,29 @@ def test_check_finds_a_fragment_that_says_something_else(api, testapp, app_sessi
     with app_session.begin():
         report = check(app_session)
     assert [(d.provider, d.field) for d in report.differences] == [("post", "xml")]
+
+
+def test_a_page_of_more_than_5000_entries_is_read_in_batches_and_says_the_same(
+    api, testapp, monkeypatch
+):
+    """Large pages go through a server-side cursor (PostgreSQL), small ones are fetched
+    at once: the same document either way."""
+    import json
+
+    from sitemap_server.sitemaps import views
+    from sitemap_server.testing import forget_rendered
+
+    api.patch_json("/api/settings", {"entries_per_page": 6000}, status=200)
+    lines = [
+        json.dumps(
+            {"post": {"type": "post", "title": f"P{n}", "slug": f"p{n}", "status": "publish"}}
+        )
+        for n in range(views.STREAMED_ENTRIES + 1)
+    ]
+    api.post("/api/import", "\n".join(lines), content_type="application/x-ndjson", status=200)
+
+    streamed = testapp.get("/post-sitemap.xml", status=200).body
+    assert len(entries(testapp)) == views.STREAMED_ENTRIES + 2  # and the home page
+    monkeypatch.setattr(views, "STREAMED_ENTRIES", 10**9)
+    forget_rendered(testapp.app)
+    assert testapp.get("/post-sitemap.xml", status=200).body == streamed
