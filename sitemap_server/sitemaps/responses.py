@@ -30,6 +30,10 @@ NOT_FOUND_ECHO_CHARS = 200
 # Documents larger than this are cached gzipped only (a 50,000-URL page is 9 MB plain).
 KEEP_PLAIN_BYTES = 1024 * 1024
 XML_CONTENT_TYPE = "text/xml"
+# zlib's fast levels (1-3) against the default 6, on a 1,000-URL page of the benchmark
+# site (180 KB): 0.28 ms and 11.3 KB at 3, 0.83 ms and 10.2 KB at 6; a 50,000-URL page
+# takes 15 ms instead of 33. Every new version is compressed once, before it is served.
+GZIP_LEVEL = 3
 
 
 @dataclass
@@ -172,7 +176,7 @@ def _render(
         return None
     plain = text.encode("utf-8")
     del text
-    gzipped = gzip.compress(plain, 6, mtime=0)
+    gzipped = gzip.compress(plain, GZIP_LEVEL, mtime=0)
     kept = plain if len(plain) <= KEEP_PLAIN_BYTES else None
     rendered = Rendered(kept, gzipped, document_etag(what, versions), state.changed_at(*names))
     cache.put(key, rendered)
