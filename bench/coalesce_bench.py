@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import argparse
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from common import empty_database
+from common import empty_database, migrate
 from sqlalchemy import func, select, text
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
 from sitemap_server import main as make_app  # noqa: E402
@@ -53,15 +51,7 @@ def main() -> None:
             "sitemap_server.indexnow.key": "benchkey12345678",
             "sitemap_server.indexnow.endpoint": "http://127.0.0.1:9/indexnow",
         }
-        ini = directory / "bench.ini"
-        ini.write_text(
-            "[app:main]\nuse = egg:sitemap-server\n"
-            f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
-            "sitemap_server.load_entrypoints = false\n"
-        )
-        subprocess.run(
-            [BIN / "sitemap-server", "--config", ini, "migrate"], check=True, capture_output=True
-        )
+        migrate(url, directory)
         app = make_app({}, **settings)
         sessions = app.registry["dbsession_factory"]
         # Made by the database, so the bench's own memory stays out of the figure.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from sqlalchemy import MetaData, create_engine
@@ -27,3 +29,17 @@ def empty_database(db: str, directory: Path) -> str:
     url = os.environ["SITEMAP_SERVER_TEST_DATABASE_URL"]
     drop_all_tables(url)
     return url
+
+
+def migrate(url: str, directory: Path) -> Path:
+    """``sitemap-server migrate`` on ``url``, with a minimal ini file (no plugins) written
+    in ``directory``; that file."""
+    ini = directory / "bench.ini"
+    ini.write_text(
+        "[app:main]\nuse = egg:sitemap-server\n"
+        f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
+        "sitemap_server.load_entrypoints = false\n"
+    )
+    command = Path(sys.executable).parent / "sitemap-server"
+    subprocess.run([command, "--config", ini, "migrate"], check=True, capture_output=True)
+    return ini

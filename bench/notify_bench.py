@@ -24,7 +24,6 @@ import json
 import random
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,11 +33,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from common import empty_database
+from common import empty_database, migrate
 from sqlalchemy import func, insert, select
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
 from webtest import TestApp  # noqa: E402
@@ -122,15 +120,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         url = empty_database(args.db, directory)
-        ini = directory / "bench.ini"
-        ini.write_text(
-            "[app:main]\nuse = egg:sitemap-server\n"
-            f"sqlalchemy.url = {url}\nsitemap_server.site_url = http://bench.test\n"
-            "sitemap_server.load_entrypoints = false\n"
-        )
-        subprocess.run(
-            [BIN / "sitemap-server", "--config", ini, "migrate"], check=True, capture_output=True
-        )
+        migrate(url, directory)
         search = Engine()
         base = {
             "sqlalchemy.url": url,

@@ -300,21 +300,16 @@ def cmd_notifications(args: argparse.Namespace) -> None:
             _print_attempts(worker.run_once(force=True))
         finally:
             worker.close()
+    config = NotifyConfig.from_settings(settings)
     with database(settings) as session:
-        state = report.status(session, NotifyConfig.from_settings(settings), args.limit)
+        state = report.status(session, config, args.limit)
+        targets = report.target_lines(session, config)
     if args.action == "flush":
         state = {"pending": state["pending"]}
     elif args.action == "status":
         print("targets:")
-        targets = {name: found for name, found in state["targets"].items() if found}
-        for name, found in targets.items():
-            if name == "indexnow":
-                print(f"  IndexNow {found['endpoint']} (key at {found['key_location']})")
-            elif isinstance(found, dict):
-                print(f"  {name} " + ", ".join(f"{key} {value}" for key, value in found.items()))
-            else:
-                for target in found if isinstance(found, list) else [found]:
-                    print(f"  {name} {target}")
+        for line in targets:
+            print(f"  {line}")
         if not targets:
             print("  none: nothing is recorded or sent")
         if state["site_private"]:

@@ -149,6 +149,17 @@ class Channel:
         ``sitemap-server notifications`` (None: nowhere); asked only if it ``announces``."""
         return None
 
+    def target_lines(self, site_url: str) -> list[str]:
+        """``targets`` in words, a line each, for ``sitemap-server notifications``."""
+        found = self.targets(site_url)
+        if not found:
+            return []
+        if isinstance(found, dict):
+            return [f"{self.name} " + ", ".join(f"{key} {value}" for key, value in found.items())]
+        return [
+            f"{self.name} {target}" for target in (found if isinstance(found, list) else [found])
+        ]
+
 
 def send_later(session: Session, channel: str, message: Message) -> Notification:
     """Queue ``message`` for ``channel`` in the transaction of ``session``: the worker sends

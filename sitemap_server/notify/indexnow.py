@@ -91,6 +91,11 @@ class IndexNow(Channel):
             return None
         return {"endpoint": self.endpoint, "key_location": self.key_location(site_url)}
 
+    def target_lines(self, site_url: str) -> list[str]:
+        if not self.key:
+            return []
+        return [f"IndexNow {self.endpoint} (key at {self.key_location(site_url)})"]
+
 
 @hookimpl
 def sitemap_settings() -> list[Setting]:

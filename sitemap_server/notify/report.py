@@ -34,6 +34,17 @@ def pending(session: Session) -> dict[str, Any]:
     }
 
 
+def target_lines(session: Session, config: NotifyConfig) -> list[str]:
+    """Where changes are announced, in words: each announcing channel's own lines."""
+    site_url = effective_site_url(get_settings(session), config.site_url)
+    return [
+        line
+        for channel in config.channels
+        if channel.announces
+        for line in channel.target_lines(site_url)
+    ]
+
+
 def status(session: Session, config: NotifyConfig, limit: int = 20) -> dict[str, Any]:
     site = get_settings(session)
     site_url = effective_site_url(site, config.site_url)

@@ -15,8 +15,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from ..content.slugs import unique_slug
 from ..errors import Conflict, Invalid, NotFound
 from ..models import take_write_lock
-from ..sitemaps.changes import dispatch_changes
-from ..sitemaps.changes import record as record_change
+from ..sitemaps.changes import changed as changed
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
 
 T = TypeVar("T")
@@ -126,13 +125,6 @@ def add_with_free_slug(
             obj.slug = unique_slug(base, taken)
     session.add(obj)
     flush(session, what)
-
-
-def changed(session: Session, **what: Any) -> None:
-    """Record what a write changed and run ``sitemap_content_changed`` now
-    (``Engine.record``)."""
-    record_change(session, **what)
-    dispatch_changes(session)
 
 
 # How many times a create tries the next free slug when others keep taking it.

@@ -82,6 +82,13 @@ def take(session: Session) -> ContentChanges:
     return session.info.pop(PENDING, None) or ContentChanges()
 
 
+def changed(session: Session, **what: Any) -> None:
+    """Record what a write changed (``record``) and run ``sitemap_content_changed`` now
+    (``dispatch_changes``): what every write does, through the services or the engine."""
+    record(session, **what)
+    dispatch_changes(session)
+
+
 # session.info: set while a bulk write (an import, the demo) holds its changes back.
 DEFER_CHANGES = "sitemap_server.defer_changes"
 

@@ -42,8 +42,7 @@ class Engine:
         ``authors``, ``terms`` (ids), ``providers`` (names of sitemaps to rebuild whole),
         ``site`` (site-wide answers changed), ``everything``. The maintainer applies it
         after commit; ``sitemap_content_changed`` runs now."""
-        changes.record(session, **what)
-        changes.dispatch_changes(session)
+        changes.changed(session, **what)
 
     def refresh_provider(self, session: Session, name: str) -> None:
         """Have the sitemap of provider ``name`` rebuilt whole (and only it): what it

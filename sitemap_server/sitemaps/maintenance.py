@@ -39,7 +39,7 @@ from .entries import Entry
 from .pages import overfull_pages, recut_pages, refresh_page_dates
 from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, chunks
 from .rendering import EntryRenderer, render_key
-from .versions import bump, set_due, set_rendered, stored_dues, stored_renders
+from .versions import bump, set_due, set_rendered, stored_state
 from .xml import EntryRules, site_zone
 
 log = logging.getLogger(__name__)
@@ -168,8 +168,8 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     plugins = plugins_of(session)
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
-    stored = stored_dues(session)
-    stale = unrendered(providers, stored_renders(session))
+    stored, rendered = stored_state(session)
+    stale = unrendered(providers, rendered)
     overdue: set[str] = set()
     if not changes.everything:
         changes, overdue = _with_due_changes(ctx, providers, stored, changes)
@@ -260,10 +260,10 @@ def catch_up(session: Session) -> bool:
     while count := apply_pending(session):
         applied += count
     now = utcnow()
-    stored = stored_dues(session)
+    stored, rendered = stored_state(session)
     due = {name: due_at for name, due_at in stored.items() if due_at is not None and due_at <= now}
     providers = all_providers(session, plugins)
-    stale = unrendered(providers, stored_renders(session))
+    stale = unrendered(providers, rendered)
     missing = [p for p in providers if p.name not in stored or p.name in stale]
     if not due and not missing:
         return bool(applied)
@@ -285,7 +285,7 @@ def update_provider(
     stored: dict[str, datetime | None] | None = None,
 ) -> None:
     """Refresh ``provider`` (``keys``, or all when None) and store when it is next due;
-    ``stored`` (from ``stored_dues``) spares that write when the moment has not moved."""
+    ``stored`` (dues, from ``stored_state``) spares that write when the moment has not moved."""
     refresh_provider(ctx, provider, keys)
     due_at = provider.next_due(ctx)
     if stored is None or provider.name not in stored or stored[provider.name] != due_at:

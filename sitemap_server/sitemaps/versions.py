@@ -15,12 +15,6 @@ from ..models import SitemapVersion
 from ..models.meta import utcnow
 
 
-def stored_dues(session: Session) -> dict[str, datetime | None]:
-    """Each built provider's stored ``due_at`` (a provider missing here was never built)."""
-    rows = session.execute(select(SitemapVersion.provider, SitemapVersion.due_at))
-    return {name: due_at for name, due_at in rows}
-
-
 def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
     """Store ``due_at`` without a new version (nothing a crawler sees has changed)."""
     session.execute(
@@ -30,10 +24,18 @@ def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
     )
 
 
-def stored_renders(session: Session) -> dict[str, str | None]:
-    """Each built provider's ``rendered_with``: the template its fragments came from."""
-    rows = session.execute(select(SitemapVersion.provider, SitemapVersion.rendered_with))
-    return {name: rendered_with for name, rendered_with in rows}
+def stored_state(
+    session: Session,
+) -> tuple[dict[str, datetime | None], dict[str, str | None]]:
+    """In one query: each built provider's stored ``due_at`` (a provider missing here was
+    never built) and its ``rendered_with`` (the template its fragments came from)."""
+    rows = session.execute(
+        select(SitemapVersion.provider, SitemapVersion.due_at, SitemapVersion.rendered_with)
+    ).all()
+    return (
+        {name: due_at for name, due_at, _ in rows},
+        {name: rendered_with for name, _, rendered_with in rows},
+    )
 
 
 def set_rendered(session: Session, provider: str, rendered_with: str) -> None:

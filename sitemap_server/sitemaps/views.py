@@ -255,9 +255,8 @@ def warm_up(reader: Reader) -> None:
             state = reader.state(conn)
             names = [provider.name for provider in state.site.providers]
             conn.execute(index_pages(names)).all()
-            for name in names[:1]:
-                row = conn.execute(PAGE, {"name": name, "page": 1}).first()
-                if row is not None:
-                    conn.execute(page_entries(name, row).limit(1)).all()
+            row = conn.execute(PAGE, {"name": names[0], "page": 1}).first() if names else None
+            if row is not None:
+                conn.execute(page_entries(names[0], row).limit(1)).all()
     except Exception as exc:  # the first request will meet the same problem, and say so
         log.info("the read path was not warmed up: %s", exc)
