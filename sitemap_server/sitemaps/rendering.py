@@ -4,7 +4,8 @@ The maintainer renders an entry's ``<url>`` element through its provider's templ
 it stores the entry (``EntryRenderer``), and stores the text beside the row
 (``sitemap_entries.xml``); a page is then its frame (``urlset.pt``: the declaration, the
 stylesheet, the root element with the namespaces) around its stored fragments, in key
-order (``page_document``). A request renders nothing per entry.
+order (``page_document``). A request renders nothing per entry, and holds no page whole:
+the fragments go from the database to the compressor a thousand at a time.
 
 A fragment holds everything about its entry but the site URL, which it marks with
 ``SITE_MARK`` (a character XML 1.0 cannot carry, so no content holds it): the page puts
@@ -22,10 +23,11 @@ site's time zone).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, tzinfo
 from functools import cache
 from importlib.resources import files
+from itertools import islice
 from typing import Any
 
 from chameleon import PageTemplateFile
@@ -35,8 +37,11 @@ from .xml import local_w3c, w3c, xml_text
 
 # Stands for the site URL in a stored fragment (XML 1.0 cannot carry U+0001).
 SITE_MARK = "\x01"
-# The frame of every page of entries.
+# The frame of every page of entries, and where its body goes.
 FRAME = "sitemap_server:templates/urlset.pt"
+BODY_MARK = "\x02"
+# Fragments joined into one piece of a page (about 180 KB).
+PIECE_ENTRIES = 1000
 # Changes when what the core puts in a fragment changes (not its templates: those are
 # read for ``render_key``), so fragments stored by an older version are rendered again.
 FRAGMENT_FORMAT = "1"
@@ -104,8 +109,14 @@ def page_document(
     xsl: str,
     html: str,
     namespaces: dict[str, str],
-) -> str:
-    """A page: its frame around ``fragments`` (stored, in key order), the site URL in."""
-    body = "".join(fragments).replace(SITE_MARK, xml_text(site_url))
-    document: str = template(FRAME)(xsl=xsl, html=html, namespaces=namespaces, body=body)
-    return document
+) -> Iterator[str]:
+    """A page in pieces: its frame around ``fragments`` (stored, in key order), the site
+    URL in."""
+    frame: str = template(FRAME)(xsl=xsl, html=html, namespaces=namespaces, body=BODY_MARK)
+    head, tail = frame.split(BODY_MARK)
+    site = xml_text(site_url)
+    yield head
+    fragments = iter(fragments)
+    while piece := "".join(islice(fragments, PIECE_ENTRIES)):
+        yield piece.replace(SITE_MARK, site)
+    yield tail

@@ -69,7 +69,7 @@ def index_view(request: Request) -> Response:
     site = request.read_state.site
     names = [] if site.private else [p.name for p in site.providers]
 
-    def render(conn: Connection, state: ReadState) -> str:
+    def render(conn: Connection, state: ReadState) -> list[str]:
         order = {name: i for i, name in enumerate(names)}
         pages = sorted(
             conn.execute(index_pages(names)),
@@ -82,9 +82,8 @@ def index_view(request: Request) -> Response:
             )
             for row in pages
         ]
-        return template(INDEX_TEMPLATE)(
-            xsl=MAIN_XSL, sitemaps=sitemaps, html=html_url(state.site.site_url, "sitemap_index")
-        )
+        html = html_url(state.site.site_url, "sitemap_index")
+        return [template(INDEX_TEMPLATE)(xsl=MAIN_XSL, sitemaps=sitemaps, html=html)]
 
     return sitemap_response(request, ("index",), names, render)
 
@@ -105,7 +104,7 @@ def page_view(request: Request) -> Response:
         return not_found(request, request.path)
     namespaces = request.registry[NAMESPACES]
 
-    def render(conn: Connection, state: ReadState) -> str | None:
+    def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
         row = None
         if not state.site.private:
             row = conn.execute(PAGE, {"name": name, "page": page}).first()

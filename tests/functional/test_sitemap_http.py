@@ -28,7 +28,7 @@ from webtest import TestApp
 from sitemap_server import main
 from sitemap_server.models import get_session_factory
 from sitemap_server.services.tokens import create_token
-from sitemap_server.sitemaps import responses
+from sitemap_server.sitemaps import rendering, responses
 from sitemap_server.testing import (
     assert_not_found,
     forget_rendered,
@@ -566,14 +566,20 @@ def test_gzip_when_the_client_accepts_it(books, testapp, path):
 
 
 def test_a_large_document_is_cached_gzipped_and_served_plain_all_the_same(
-    books, testapp, monkeypatch
+    books, wsgi_app, testapp, monkeypatch
 ):
-    # Documents over KEEP_PLAIN_BYTES keep only their gzipped bytes in the render cache.
+    whole = raw(testapp, "/book-sitemap.xml")  # rendered in one piece, kept plain
+    assert whole.body.count(b"<url>") == PER_PAGE > 2
+    forget_rendered(wsgi_app)
+    # Documents over KEEP_PLAIN_BYTES keep only their gzipped bytes in the render cache,
+    # and are sent plain in pieces; a page is made of pieces of PIECE_ENTRIES entries.
     monkeypatch.setattr(responses, "KEEP_PLAIN_BYTES", 10)
-    first = raw(testapp, "/post-sitemap.xml")  # rendered now
-    again = raw(testapp, "/post-sitemap.xml")  # from the cache, decompressed
-    zipped = raw(testapp, "/post-sitemap.xml", **{"Accept-Encoding": "gzip"})
-    assert first.body.startswith(b"<?xml")
+    monkeypatch.setattr(responses, "PLAIN_PIECE_BYTES", 100)
+    monkeypatch.setattr(rendering, "PIECE_ENTRIES", 2)
+    first = raw(testapp, "/book-sitemap.xml")  # rendered now
+    again = raw(testapp, "/book-sitemap.xml")  # from the cache, decompressed
+    zipped = raw(testapp, "/book-sitemap.xml", **{"Accept-Encoding": "gzip"})
+    assert first.body == whole.body
     assert again.body == first.body
     assert gzip.decompress(zipped.body) == first.body
     assert again.headers["ETag"] == first.headers["ETag"]
