@@ -255,6 +255,18 @@ def explain(url: str) -> None:
     engine.dispose()
 
 
+def memory(pid: int) -> str:
+    """A process's peak RSS (VmHWM) and its resident memory now, anonymous and file-backed."""
+    status = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    mib = {key: int(status[key].split()[0]) / 1024 for key in ("VmHWM", "RssAnon", "RssFile")}
+    return (
+        f"peak {mib['VmHWM']:.1f} MiB (now {mib['RssAnon']:.1f} MiB anonymous, "
+        f"{mib['RssFile']:.1f} MiB file)"
+    )
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -336,7 +348,7 @@ def main() -> None:
             print(
                 "after start (post, author, category page 1, each rendered): "
                 + ", ".join(f"{ms:.1f}" for ms in cold)
-                + " ms"
+                + f" ms; server RSS then: {memory(server.pid)}"
             )
             index = session.get(base + "/sitemap_index.xml").text
             post_pages = index.count("/post-sitemap")
@@ -435,9 +447,7 @@ def main() -> None:
                 f"admin write (PATCH of a post; the worker applies it after): "
                 f"p50 {statistics.median(writes):.1f} ms, p95 {percentile(writes, 0.95):.1f} ms"
             )
-            status = Path(f"/proc/{server.pid}/status").read_text()
-            hwm = next(line for line in status.splitlines() if line.startswith("VmHWM"))
-            print(f"server peak RSS: {hwm.split(':')[1].strip()}")
+            print(f"server RSS at the end: {memory(server.pid)}")
         finally:
             server.terminate()
             try:

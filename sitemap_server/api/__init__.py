@@ -76,7 +76,8 @@ def change_header_tween_factory(handler: Callable[[Request], Response], registry
 
 
 def response_validation_tween_factory(handler: Callable[[Request], Response], registry: Any) -> Any:
-    """Tests turn this on: every API response must match the OpenAPI document."""
+    """Tests turn this on: every API response must match the OpenAPI document (which is
+    checked against the OpenAPI 3.1 specification when the application starts)."""
 
     def response_validation_tween(request: Request) -> Response:
         response = handler(request)
@@ -99,6 +100,8 @@ def includeme(config: Configurator) -> None:
     # The core's document with the paths and schemas of the plugins (sitemap_openapi).
     plugins = config.registry[CONTEXT_KEY].plugins
     openapi = OpenAPI(build_spec(plugins.hook.sitemap_openapi()))
+    if settings["sitemap_server.api.validate_responses"]:
+        openapi.check_document()
     config.registry[OPENAPI] = openapi
     config.registry["sitemap_server.import_validator"] = import_line_validator(openapi.spec)
     for name, pattern in ROUTES.items():

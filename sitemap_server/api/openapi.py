@@ -8,8 +8,12 @@ become 4xx problem details (see ``problems.py``).
 Each operation is compiled once, when the application starts: its parameters (all of
 them scalars in the path or the query string) and its JSON body are checked by compiled
 JSON Schema validators (``schema.problems_checker``, as import lines are). Integers are
-ASCII digits, and a parameter given twice is refused. openapi-core checks every response
-in the tests (``response_problems``).
+ASCII digits, and a parameter given twice is refused.
+
+The tests (``sitemap_server.api.validate_responses``) also check the assembled document
+against the OpenAPI 3.1 specification (openapi-spec-validator) and every response against
+the document (openapi-core, ``response_problems``). A server does neither: those two
+libraries would add ~40 MB to every process (measured in docs/performance.md).
 """
 
 from __future__ import annotations
@@ -18,12 +22,9 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from jsonschema_path import SchemaPath
-from openapi_core import V31ResponseValidator
-from openapi_core.validation.request.datatypes import RequestParameters
-from openapi_spec_validator import validate as validate_spec
 from pyramid.config import Configurator
 from pyramid.config.views import ViewDeriverInfo
 from pyramid.request import Request
@@ -124,6 +125,8 @@ class _OpenAPIRequest:
     """What openapi-core needs to know about a Pyramid request to check its response."""
 
     def __init__(self, request: Request) -> None:
+        from openapi_core.validation.request.datatypes import RequestParameters
+
         self.request = request
         self.parameters = RequestParameters(
             path=request.matchdict or {},
@@ -153,27 +156,36 @@ class _OpenAPIResponse:
 
 @dataclass
 class OpenAPI:
-    """The assembled document and the validators made from it."""
+    """The assembled document and the checks made from it."""
 
     spec: dict[str, Any]
 
     def __post_init__(self) -> None:
-        validate_spec(self.spec)
         # Checked with every $ref of the operations replaced by what it names (the served
         # document keeps them).
-        inlined = {**self.spec, "paths": inline_refs(self.spec, self.spec["paths"])}
-        schema_path = SchemaPath.from_dict(inlined)
-        formats = {name: check for name, (check, _) in FORMATS.items()}
-        deserializers: dict[str, Callable[[bytes], Any]] = {"application/problem+json": json.loads}
+        self.inlined = {**self.spec, "paths": inline_refs(self.spec, self.spec["paths"])}
         self.operations = {
             (path, method): Operation.compile(item.get("parameters", []), operation)
-            for path, item in inlined["paths"].items()
+            for path, item in self.inlined["paths"].items()
             for method, operation in item.items()
             if method != "parameters"
         }
-        self.response_validator = V31ResponseValidator(
-            schema_path,
-            extra_format_validators=formats,
+
+    def check_document(self) -> None:
+        """Raise if the document (the core's and the plugins' parts) is not valid OpenAPI 3.1."""
+        from openapi_spec_validator import validate
+
+        validate(self.spec)
+
+    @cached_property
+    def response_validator(self) -> Any:
+        from jsonschema_path import SchemaPath
+        from openapi_core import V31ResponseValidator
+
+        deserializers: dict[str, Callable[[bytes], Any]] = {"application/problem+json": json.loads}
+        return V31ResponseValidator(
+            SchemaPath.from_dict(self.inlined),
+            extra_format_validators={name: check for name, (check, _) in FORMATS.items()},
             extra_media_type_deserializers=deserializers,
         )
 

@@ -15,15 +15,17 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import jsonschema_rs
 import yaml
-from jsonschema.exceptions import ValidationError
 
 from ..content.urls import http_url_problem, is_http_url, is_image_url, is_site_path
 from ..errors import FieldProblem
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 _HOSTNAME = re.compile(
     r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$",
@@ -129,6 +131,8 @@ def inline_refs(spec: dict[str, Any], node: Any) -> Any:
 
 
 def _detailed(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    import jsonschema
+
     checker = jsonschema.FormatChecker(formats=())
     for format_name, (check, _) in FORMATS.items():
         checker.checks(format_name)(check)
@@ -141,9 +145,10 @@ def problems_checker(schema: dict[str, Any]) -> Callable[[Any], list[FieldProble
     jsonschema-rs answers "is it valid?" in microseconds, which is what a 100,000-line
     import and an API under load need; only a value that fails is checked again by
     jsonschema, whose errors carry the paths and details that ``schema_problems`` turns
-    into messages.
+    into messages. jsonschema is imported by the first value that fails: a process that
+    never meets one does without it (~8 MB).
     """
-    detailed = _detailed(schema)
+    detailed = cache(lambda: _detailed(schema))
     fast = jsonschema_rs.validator_for(
         schema,
         formats={name: check for name, (check, _) in FORMATS.items()},
@@ -153,7 +158,7 @@ def problems_checker(schema: dict[str, Any]) -> Callable[[Any], list[FieldProble
     def problems(value: Any) -> list[FieldProblem]:
         if fast.is_valid(value):
             return []
-        return schema_problems(detailed.iter_errors(value)) or [
+        return schema_problems(detailed().iter_errors(value)) or [
             FieldProblem(None, "does not match the schema")
         ]
 

@@ -10,12 +10,13 @@ import time
 from email.utils import parsedate_to_datetime
 from functools import cache
 from importlib import metadata
-
-import requests
-import urllib3
+from typing import TYPE_CHECKING
 
 from ..models.notifications import FAILED
 from .channels import RETRY, Channel, Request, Result
+
+if TYPE_CHECKING:
+    import requests
 
 
 def user_agent(site_url: str) -> str:
@@ -32,6 +33,10 @@ def _version() -> str:
 
 
 def send(http: requests.Session, channel: Channel, request: Request, timeout: float) -> Result:
+    # Imported by the first send: a process that sends nothing does without them (~16 MB).
+    import requests
+    import urllib3
+
     started = time.monotonic()
     timeout = request.timeout or timeout
     answer = None
@@ -63,6 +68,8 @@ def send(http: requests.Session, channel: Channel, request: Request, timeout: fl
 
 
 def _describe(exc: Exception) -> str:
+    import requests
+
     if isinstance(exc, requests.Timeout):
         return f"timed out: {exc}"
     if isinstance(exc, requests.ConnectionError):

@@ -29,9 +29,8 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import requests
 from pyramid.config import Configurator
 from sqlalchemy import Engine, delete, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -46,6 +45,9 @@ from ..sitemaps.maintenance import apply_all, catch_up
 from . import outbox, report, senders
 from .channels import RETRY, Channel, Message, Request, Result
 from .config import NotifyConfig
+
+if TYPE_CHECKING:
+    import requests
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +103,7 @@ class Worker:
             apply_poll_seconds = APPLY_POLL_SQLITE if dialect == "sqlite" else APPLY_POLL_DEFAULT
         self.apply_poll_seconds = apply_poll_seconds
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{next(_numbers)}"
-        self.http = http or requests.Session()
+        self._http = http
         self._pruned_at: datetime | None = None
         self._own_engine: Engine | None = None
 
@@ -118,8 +120,19 @@ class Worker:
         worker._own_engine = engine
         return worker
 
+    @property
+    def http(self) -> requests.Session:
+        """The HTTP session, made for the first message sent: a worker that only applies
+        changes to the sitemaps never imports requests (~16 MB)."""
+        if self._http is None:
+            import requests
+
+            self._http = requests.Session()
+        return self._http
+
     def close(self) -> None:
-        self.http.close()
+        if self._http is not None:
+            self._http.close()
         if self._own_engine is not None:
             self._own_engine.dispose()
 

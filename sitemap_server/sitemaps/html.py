@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from lxml import etree
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPMovedPermanently
 from pyramid.request import Request
@@ -24,6 +24,9 @@ from pyramid.response import Response
 
 from .responses import X_ROBOTS_TAG, not_found
 from .views import HTML_ROOT, html_url
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 XSL_FILES = "sitemap_server.xsl_files"  # path of each stylesheet -> its asset
 INDEX = "sitemap_index"
@@ -42,7 +45,8 @@ class Stylesheets:
             source = self.sources.get(path)
             if source is None:
                 return None
-            compiled[path] = etree.XSLT(etree.fromstring(source, PARSER))
+            etree = lxml_etree()
+            compiled[path] = etree.XSLT(etree.fromstring(source, parser()))
         return compiled[path]
 
 
@@ -51,11 +55,24 @@ def _read(asset: str) -> bytes:
     return files(package).joinpath(path).read_bytes()
 
 
-PARSER = etree.XMLParser(no_network=True, resolve_entities=False, huge_tree=True)
+def lxml_etree() -> Any:
+    """lxml, imported by the first page for people: a process that serves only XML does
+    without it (~5 MB)."""
+    from lxml import etree
+
+    return etree
+
+
+@cache
+def parser() -> etree.XMLParser:
+    return lxml_etree().XMLParser(no_network=True, resolve_entities=False, huge_tree=True)
+
+
 STYLESHEETS = "sitemap_server.html_stylesheets"
 
 
 def html_view(request: Request) -> Response:
+    etree = lxml_etree()
     document = request.matchdict.get("document") or INDEX
     site_url = request.read_state.site.site_url
     if document == INDEX and request.path_info != HTML_ROOT:
@@ -68,7 +85,7 @@ def html_view(request: Request) -> Response:
         return HTTPMovedPermanently(location=html_url(site_url, name))
     if xml.status_int != 200:
         return not_found(request, request.path)
-    tree = etree.fromstring(xml.body, PARSER).getroottree()
+    tree = etree.fromstring(xml.body, parser()).getroottree()
     stylesheet = _stylesheet_of(request, tree)
     if stylesheet is None:
         return not_found(request, request.path)
@@ -97,6 +114,7 @@ def _only_web_links(root: Any) -> None:
     The stylesheets link only to such URLs, and the documents carry no other; this holds
     for a plugin's stylesheet too, and whatever a document says: a page made here never
     runs a ``javascript:`` or ``data:`` URL."""
+    etree = lxml_etree()
     if root is None:
         return
     for element in root.iter(etree.Element):
@@ -121,6 +139,7 @@ def is_web_link(value: str) -> bool:
 
 def _stylesheet_of(request: Request, tree: Any) -> etree.XSLT | None:
     """The stylesheet the document names in its ``xml-stylesheet`` instruction."""
+    etree = lxml_etree()
     node = tree.getroot().getprevious()
     while node is not None:
         if isinstance(node, etree._XSLTProcessingInstruction):
