@@ -220,7 +220,7 @@ def throughput(url: str, seconds: float) -> tuple[float, str]:
 def explain(url: str) -> None:
     """The plans of the read path's queries (and the write path's scheduled-post lookup)."""
     from sitemap_server.sitemaps.reader import VERSIONS
-    from sitemap_server.sitemaps.views import PAGE, index_pages, page_entries
+    from sitemap_server.sitemaps.views import ENTRIES, PAGE, entries_of, index_pages
 
     engine = create_engine(url)
     sqlite = engine.dialect.name == "sqlite"
@@ -236,7 +236,7 @@ def explain(url: str) -> None:
         statements = {
             "versions (every request)": VERSIONS,
             "page row (render)": PAGE.params(name="post", page=last),
-            "last post page's entries (render)": page_entries("post", row),
+            "last post page's entries (render)": ENTRIES.params(entries_of("post", row)),
             "index pages (render)": index_pages(names),
         }
         for title, statement in statements.items():

@@ -110,16 +110,16 @@ def page_view(request: Request) -> Response:
             row = conn.execute(PAGE, {"name": name, "page": page}).first()
         if row is None and (page > 1 or provider.absent_when_empty):
             return None
-        fragments: Iterable[str] = ()
+        fragments: Iterable[Any] = ()  # str: an entry is stored with its fragment
         if row is not None and row.entries > STREAMED_ENTRIES:
             # Streamed (a server-side cursor on PostgreSQL): a page of 50,000 entries is
             # never a list of 50,000 rows, only the text it becomes.
             fragments = conn.execution_options(stream_results=True, yield_per=1000).scalars(
-                page_entries(name, row)
+                ENTRIES, entries_of(name, row)
             )
         elif row is not None:
             # A server-side cursor costs PostgreSQL round trips a small page does not need.
-            fragments = conn.scalars(page_entries(name, row)).all()
+            fragments = conn.scalars(ENTRIES, entries_of(name, row)).all()
         document = f"{name}-sitemap{'' if page == 1 else page}"
         return page_document(
             fragments,
@@ -133,18 +133,33 @@ def page_view(request: Request) -> Response:
     return sitemap_response(request, (name, page), [name], render)
 
 
-def page_entries(provider: str, page: Any) -> Any:
-    """The stored fragments of one page: a range of the primary key, in order."""
-    position = tuple_(SitemapEntry.key, SitemapEntry.part)
-    return (
-        select(SitemapEntry.xml)
-        .where(
-            SitemapEntry.provider == provider,
-            position >= tuple_(page.first_key, page.first_part),
-            position <= tuple_(page.last_key, page.last_part),
-        )
-        .order_by(SitemapEntry.key, SitemapEntry.part)
+# The stored fragments of one page: a range of the primary key, in order. The LIMIT (the
+# page's own count) tells PostgreSQL how few rows it takes: it walks the primary key in
+# order (0.6 ms for 1,000 entries) instead of collecting them by a bitmap scan and sorting
+# them (1.1 ms). Built once: constructing it for each request cost 0.2 ms.
+_position = tuple_(SitemapEntry.key, SitemapEntry.part)
+ENTRIES = (
+    select(SitemapEntry.xml)
+    .where(
+        SitemapEntry.provider == bindparam("name"),
+        _position >= tuple_(bindparam("first_key"), bindparam("first_part")),
+        _position <= tuple_(bindparam("last_key"), bindparam("last_part")),
     )
+    .order_by(SitemapEntry.provider, SitemapEntry.key, SitemapEntry.part)
+    .limit(bindparam("entries"))
+)
+
+
+def entries_of(provider: str, page: Any) -> dict[str, Any]:
+    """The parameters of ``ENTRIES`` for ``page`` (a row of ``PAGE``) of ``provider``."""
+    return {
+        "name": provider,
+        "first_key": page.first_key,
+        "first_part": page.first_part,
+        "last_key": page.last_key,
+        "last_part": page.last_part,
+        "entries": page.entries,
+    }
 
 
 def index_pages(names: list[str]) -> Any:
@@ -256,6 +271,6 @@ def warm_up(reader: Reader) -> None:
             conn.execute(index_pages(names)).all()
             row = conn.execute(PAGE, {"name": names[0], "page": 1}).first() if names else None
             if row is not None:
-                conn.execute(page_entries(names[0], row).limit(1)).all()
+                conn.execute(ENTRIES, {**entries_of(names[0], row), "entries": 1}).all()
     except Exception as exc:  # the first request will meet the same problem, and say so
         log.info("the read path was not warmed up: %s", exc)
