@@ -220,7 +220,7 @@ def throughput(url: str, seconds: float) -> tuple[float, str]:
 def explain(url: str) -> None:
     """The plans of the read path's queries (and the write path's scheduled-post lookup)."""
     from sitemap_server.sitemaps.reader import VERSIONS
-    from sitemap_server.sitemaps.views import ENTRIES, PAGE, entries_of, index_pages
+    from sitemap_server.sitemaps.views import ENTRIES, INDEX_PAGES, PAGE, entries_of
 
     engine = create_engine(url)
     sqlite = engine.dialect.name == "sqlite"
@@ -237,7 +237,7 @@ def explain(url: str) -> None:
             "versions (every request)": VERSIONS,
             "page row (render)": PAGE.params(name="post", page=last),
             "last post page's entries (render)": ENTRIES.params(entries_of("post", row)),
-            "index pages (render)": index_pages(names),
+            "index pages (render)": INDEX_PAGES.params(names=names),
         }
         for title, statement in statements.items():
             compiled = statement.compile(engine, compile_kwargs={"literal_binds": True})

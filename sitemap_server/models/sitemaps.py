@@ -62,6 +62,9 @@ class SitemapPage(Base):
     last_part: Mapped[int] = mapped_column(Integer)
     entries: Mapped[int] = mapped_column(Integer)
     lastmod: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Its <sitemap> element in the index, rendered when the page was cut or dated
+    # (``sitemaps/rendering.py``), the site URL marked, not written.
+    xml: Mapped[str | None] = mapped_column(Text)
 
 
 class SitemapVersion(Base):

@@ -24,7 +24,7 @@ from .changes import ContentChanges
 from .maintenance import catch_up, refresh
 
 ENTRY_FIELDS = ("path", "lastmod", "images", "extra", "size", "xml")
-PAGE_FIELDS = ("first_key", "first_part", "last_key", "last_part", "entries", "lastmod")
+PAGE_FIELDS = ("first_key", "first_part", "last_key", "last_part", "entries", "lastmod", "xml")
 ENTRIES = cast(Table, SitemapEntry.__table__)
 STORED_ENTRIES = "check_stored_entries"
 # Differences kept for the report; a count of all of them is always given.

@@ -4,7 +4,8 @@ A page holds ``entries_per_page`` entries in (key, part) order, fewer when they 
 the byte limit (S-310); every page but the last is full, so counts are exact. After a
 change the maintainer recuts from the first page whose membership changed
 (``recut_pages``); when only dates changed it recomputes the newest date of the pages
-concerned (``refresh_page_dates``).
+concerned (``refresh_page_dates``). Either way it renders the page's entry in the index
+(``sitemap_pages.xml``, ``rendering.index_fragment``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from ..models import SitemapEntry, SitemapPage
 from .providers import BuildContext
+from .rendering import index_fragment
 
 
 def overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[SitemapPage]:
@@ -135,6 +137,7 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
                 last_part=last.part,
                 entries=count,
                 lastmod=newest,
+                xml=index_fragment(provider, page, newest, ctx.zone),
             )
         )
         session.flush()
@@ -178,3 +181,4 @@ def refresh_page_dates(ctx: BuildContext, provider: str, keys: set[int]) -> None
                 SitemapEntry.provider == provider, *_within(page)
             )
         )
+        page.xml = index_fragment(provider, page.page, page.lastmod, ctx.zone)

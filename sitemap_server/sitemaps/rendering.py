@@ -4,15 +4,19 @@ The maintainer renders an entry's ``<url>`` element through its provider's templ
 it stores the entry (``EntryRenderer``), and stores the text beside the row
 (``sitemap_entries.xml``); a page is then its frame (``urlset.pt``: the declaration, the
 stylesheet, the root element with the namespaces) around its stored fragments, in key
-order (``page_document``). A request renders nothing per entry, and holds no page whole:
-the fragments go from the database to the compressor a thousand at a time.
+order (``document``). The index is made the same way: the maintainer renders a page's
+``<sitemap>`` element (``sitemap.pt``) when it cuts the page or moves its date
+(``sitemap_pages.xml``), and the index is its frame (``sitemapindex.pt``) around them.
+A request renders nothing per entry, and holds no document whole: the fragments go from
+the database to the compressor a thousand at a time.
 
 A fragment holds everything about its entry but the site URL, which it marks with
 ``SITE_MARK`` (a character XML 1.0 cannot carry, so no content holds it): the page puts
 the site URL in, so a site served under a new URL (the ini file's) never serves the old
 one. What else a fragment depends on re-renders it through the change log: the site's
-time zone (a site-wide change of every entry), the provider's template (``render_key``:
-a provider whose stored fragments were rendered by another template is rebuilt whole,
+time zone (a site-wide change of every entry), the provider's template and the index
+entry's (``render_key``: a provider whose stored fragments were rendered by others is
+rebuilt whole,
 ``maintenance.refresh``, before a page of it is served, ``reader.Reader``).
 
 A provider's template renders one entry; it receives ``entry`` (``loc``, ``lastmod``,
@@ -28,6 +32,7 @@ from datetime import UTC, tzinfo
 from functools import cache
 from importlib.resources import files
 from itertools import islice
+from types import SimpleNamespace
 from typing import Any
 
 from chameleon import PageTemplateFile
@@ -37,9 +42,12 @@ from .xml import local_w3c, w3c, xml_text
 
 # Stands for the site URL in a stored fragment (XML 1.0 cannot carry U+0001).
 SITE_MARK = "\x01"
-# The frame of every page of entries, and where its body goes.
+# The frame of every page of entries, and where a frame's body goes.
 FRAME = "sitemap_server:templates/urlset.pt"
 BODY_MARK = "\x02"
+# The index's frame, and its entry for one page.
+INDEX_FRAME = "sitemap_server:templates/sitemapindex.pt"
+INDEX_ENTRY = "sitemap_server:templates/sitemap.pt"
 # Fragments joined into one piece of a page (about 180 KB).
 PIECE_ENTRIES = 1000
 # Changes when what the core puts in a fragment changes (not its templates: those are
@@ -56,13 +64,31 @@ def template(spec: str) -> PageTemplateFile:
     return TEMPLATES[spec]
 
 
+def _source(spec: str) -> bytes:
+    package, _, path = spec.partition(":")
+    return files(package).joinpath(path).read_bytes()
+
+
 @cache
 def render_key(spec: str) -> str:
-    """Names the template ``spec`` as it is now: fragments rendered by it carry this key
-    (``sitemap_versions.rendered_with``)."""
-    package, _, path = spec.partition(":")
-    source = files(package).joinpath(path).read_bytes()
-    return hashlib.sha1(FRAGMENT_FORMAT.encode() + b"\0" + source).hexdigest()[:16]
+    """Names the template ``spec`` and the index entry's as they are now: a provider's
+    fragments rendered by them carry this key (``sitemap_versions.rendered_with``)."""
+    parts = (FRAGMENT_FORMAT.encode(), _source(INDEX_ENTRY), _source(spec))
+    return hashlib.sha1(b"\0".join(parts)).hexdigest()[:16]
+
+
+def sitemap_path(name: str, page: int) -> str:
+    """Where page ``page`` of provider ``name`` is, on the site."""
+    return f"/{name}-sitemap{'' if page == 1 else page}.xml"
+
+
+def index_fragment(name: str, page: int, lastmod: Any, zone: tzinfo) -> str:
+    """The index's ``<sitemap>`` element for a page, the site URL marked."""
+    entry = SimpleNamespace(
+        loc=SITE_MARK + xml_text(sitemap_path(name, page)), lastmod=w3c(lastmod, zone)
+    )
+    text: str = template(INDEX_ENTRY)(sitemap=entry)
+    return text
 
 
 class RenderedEntry:
@@ -102,18 +128,10 @@ class EntryRenderer:
         return text, len(text.encode()) + self.site_bytes * text.count(SITE_MARK)
 
 
-def page_document(
-    fragments: Iterable[str],
-    site_url: str,
-    *,
-    xsl: str,
-    html: str,
-    namespaces: dict[str, str],
-) -> Iterator[str]:
-    """A page in pieces: its frame around ``fragments`` (stored, in key order), the site
-    URL in."""
-    frame: str = template(FRAME)(xsl=xsl, html=html, namespaces=namespaces, body=BODY_MARK)
-    head, tail = frame.split(BODY_MARK)
+def document(frame: str, fragments: Iterable[str], site_url: str, **values: Any) -> Iterator[str]:
+    """A document in pieces: ``frame`` (a template; ``values`` and its ``body``) around
+    ``fragments`` (stored, in order), the site URL in."""
+    head, tail = template(frame)(body=BODY_MARK, **values).split(BODY_MARK)
     site = xml_text(site_url)
     yield head
     fragments = iter(fragments)

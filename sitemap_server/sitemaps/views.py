@@ -13,7 +13,6 @@ import logging
 import re
 from collections.abc import Iterable
 from importlib.resources import files
-from types import SimpleNamespace
 from typing import Any
 
 from pyramid.config import Configurator
@@ -27,7 +26,7 @@ from ..context import CONTEXT_KEY
 from ..models import SitemapEntry, SitemapPage
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
-from .rendering import FRAME, page_document, template
+from .rendering import FRAME, INDEX_FRAME, document, sitemap_path, template
 from .responses import (
     READER,
     RENDER_CACHE,
@@ -37,7 +36,6 @@ from .responses import (
     not_found_view,
     sitemap_response,
 )
-from .xml import w3c, xml_text
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +50,10 @@ HTML_ROOT = "/sitemaps/"
 
 
 NAMESPACES = "sitemap_server.namespaces"
-INDEX_TEMPLATE = "sitemap_server:templates/sitemapindex.pt"
 
 
 def sitemap_url(site_url: str, name: str, page: int) -> str:
-    return f"{site_url}/{name}-sitemap{'' if page == 1 else page}.xml"
+    return site_url + sitemap_path(name, page)
 
 
 def html_url(site_url: str, document: str) -> str:
@@ -69,21 +66,19 @@ def index_view(request: Request) -> Response:
     site = request.read_state.site
     names = [] if site.private else [p.name for p in site.providers]
 
-    def render(conn: Connection, state: ReadState) -> list[str]:
-        order = {name: i for i, name in enumerate(names)}
-        pages = sorted(
-            conn.execute(index_pages(names)),
-            key=lambda row: (order[row.provider], row.page),
+    def render(conn: Connection, state: ReadState) -> Iterable[str]:
+        # The pages' stored <sitemap> elements, by provider and page; listed in the
+        # providers' order.
+        by_provider: dict[str, list[Any]] = {name: [] for name in names}
+        for provider, xml in conn.execute(INDEX_PAGES, {"names": names}):
+            by_provider[provider].append(xml)
+        return document(
+            INDEX_FRAME,
+            (xml for name in names for xml in by_provider[name]),
+            state.site.site_url,
+            xsl=MAIN_XSL,
+            html=html_url(state.site.site_url, "sitemap_index"),
         )
-        sitemaps = [
-            SimpleNamespace(
-                loc=xml_text(sitemap_url(state.site.site_url, row.provider, row.page)),
-                lastmod=w3c(row.lastmod, state.site.zone),
-            )
-            for row in pages
-        ]
-        html = html_url(state.site.site_url, "sitemap_index")
-        return [template(INDEX_TEMPLATE)(xsl=MAIN_XSL, sitemaps=sitemaps, html=html)]
 
     return sitemap_response(request, ("index",), names, render)
 
@@ -120,13 +115,13 @@ def page_view(request: Request) -> Response:
         elif row is not None:
             # A server-side cursor costs PostgreSQL round trips a small page does not need.
             fragments = conn.scalars(ENTRIES, entries_of(name, row)).all()
-        document = f"{name}-sitemap{'' if page == 1 else page}"
-        return page_document(
+        return document(
+            FRAME,
             fragments,
             state.site.site_url,
             xsl=provider.xsl,
             # The page for people (the XSL links to it).
-            html=html_url(state.site.site_url, document),
+            html=html_url(state.site.site_url, sitemap_path(name, page)[1:-4]),
             namespaces=namespaces,
         )
 
@@ -162,10 +157,12 @@ def entries_of(provider: str, page: Any) -> dict[str, Any]:
     }
 
 
-def index_pages(names: list[str]) -> Any:
-    return select(SitemapPage.provider, SitemapPage.page, SitemapPage.lastmod).where(
-        SitemapPage.provider.in_(names)
-    )
+# The index's entries: every page's stored <sitemap> element.
+INDEX_PAGES = (
+    select(SitemapPage.provider, SitemapPage.xml)
+    .where(SitemapPage.provider.in_(bindparam("names", expanding=True)))
+    .order_by(SitemapPage.provider, SitemapPage.page)
+)
 
 
 PAGE = select(
@@ -236,7 +233,7 @@ def includeme(config: Configurator) -> None:
     config.registry[NAMESPACES] = namespaces
     # Compiled now, not on the first crawler's request (Chameleon compiles a template
     # when it is first used: 90 ms each).
-    for spec in (FRAME, INDEX_TEMPLATE):
+    for spec in (FRAME, INDEX_FRAME):
         template(spec).cook_check()
     config.add_route("sitemap.index", "/sitemap_index.xml")
     config.add_route("sitemap.legacy_index", "/sitemap.xml")
@@ -268,7 +265,7 @@ def warm_up(reader: Reader) -> None:
         with reader.snapshot() as conn:
             state = reader.state(conn)
             names = [provider.name for provider in state.site.providers]
-            conn.execute(index_pages(names)).all()
+            conn.execute(INDEX_PAGES, {"names": names}).all()
             row = conn.execute(PAGE, {"name": names[0], "page": 1}).first() if names else None
             if row is not None:
                 conn.execute(ENTRIES, {**entries_of(names[0], row), "entries": 1}).all()

@@ -1,7 +1,8 @@
 """Each entry rendered once, when it changes (issue 17): what a crawler sees of it.
 
-The maintainer stores each entry's ``<url>`` element with the entry; a page is its frame
-around the stored fragments. These tests change what a fragment depends on (the site's
+The maintainer stores each entry's ``<url>`` element with the entry, and each page's
+``<sitemap>`` element with the page; a page is its frame around the stored fragments, and
+the index its frame around the pages'. These tests change what a fragment depends on (the site's
 time zone, the site URL, the template that rendered it) and read the documents back: no
 answer may show a fragment rendered for something that is no longer true.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy import select, update
 
-from sitemap_server.models import SitemapEntry, SitemapVersion
+from sitemap_server.models import SitemapEntry, SitemapPage, SitemapVersion
 from sitemap_server.sitemaps.check import check
 from sitemap_server.sitemaps.rendering import SITE_MARK, render_key
 from sitemap_server.testing import SITE_URL, SITEMAP_NS, client, fetch_sitemap
@@ -32,12 +33,12 @@ def create_post(api, slug, **fields):
     return api.post_json("/api/posts", body, status=201).json
 
 
-def entries(testapp, path="/post-sitemap.xml"):
+def entries(testapp, path="/post-sitemap.xml", element="s:url"):
     """{loc: lastmod} of a document, parsed and validated."""
     root = fetch_sitemap(testapp, path)
     return {
         url.findtext("s:loc", namespaces=NS): url.findtext("s:lastmod", namespaces=NS)
-        for url in root.iterfind("s:url", NS)
+        for url in root.iterfind(element, NS)
     }
 
 
@@ -60,9 +61,14 @@ def test_a_time_zone_change_renders_every_date_again(api, testapp):
     post = create_post(api, "hello")
     assert entries(testapp)[post["permalink"]] == "2024-05-01T10:00:00+00:00"
 
+    index = entries(testapp, "/sitemap_index.xml", "s:sitemap")
+    assert index[f"{SITE_URL}/post-sitemap.xml"] == "2024-05-01T10:00:00+00:00"
+
     api.patch_json("/api/settings", {"timezone": "Europe/Berlin"}, status=200)
 
     assert entries(testapp)[post["permalink"]] == "2024-05-01T12:00:00+02:00"
+    index = entries(testapp, "/sitemap_index.xml", "s:sitemap")
+    assert index[f"{SITE_URL}/post-sitemap.xml"] == "2024-05-01T12:00:00+02:00"
 
 
 def test_a_new_site_url_in_the_ini_file_is_in_every_page_at_once(
@@ -77,6 +83,9 @@ def test_a_new_site_url_in_the_ini_file_is_in_every_page_at_once(
         "https://moved.example/blog/",
         f"https://moved.example/blog{path}",
     ]
+    index = entries(moved, "/sitemap_index.xml", "s:sitemap")
+    assert "https://moved.example/blog/post-sitemap.xml" in index
+    assert not [loc for loc in index if not loc.startswith("https://moved.example/blog/")]
 
 
 def test_fragments_of_another_template_are_rendered_again_before_a_page_is_served(
@@ -92,6 +101,9 @@ def test_fragments_of_another_template_are_rendered_again_before_a_page_is_serve
         .values(xml="<url><loc>stale</loc></url>")
     )
     dbsession.execute(
+        update(SitemapPage).where(SitemapPage.provider == "post").values(xml="<sitemap/>")
+    )
+    dbsession.execute(
         update(SitemapVersion)
         .where(SitemapVersion.provider == "post")
         .values(rendered_with="an older template")
@@ -99,6 +111,7 @@ def test_fragments_of_another_template_are_rendered_again_before_a_page_is_serve
     dbsession.commit()
 
     assert list(entries(testapp)) == [f"{SITE_URL}/", post["permalink"]]
+    assert f"{SITE_URL}/post-sitemap.xml" in entries(testapp, "/sitemap_index.xml", "s:sitemap")
     rendered_with = dbsession.scalar(
         select(SitemapVersion.rendered_with).where(SitemapVersion.provider == "post")
     )
@@ -117,6 +130,20 @@ def test_check_finds_a_fragment_that_says_something_else(api, testapp, app_sessi
     with app_session.begin():
         report = check(app_session)
     assert [(d.provider, d.field) for d in report.differences] == [("post", "xml")]
+
+
+def test_check_finds_an_index_entry_that_says_something_else(api, testapp, app_session):
+    create_post(api, "hello")
+    entries(testapp)  # the write applied
+    with app_session.begin():
+        app_session.execute(
+            update(SitemapPage).where(SitemapPage.provider == "post").values(xml="<sitemap/>")
+        )
+    with app_session.begin():
+        report = check(app_session)
+    assert [(d.provider, d.where, d.field) for d in report.differences] == [
+        ("post", "page 1", "xml")
+    ]
 
 
 def test_a_page_of_more_than_5000_entries_is_read_in_batches_and_says_the_same(
