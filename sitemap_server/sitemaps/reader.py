@@ -1,11 +1,12 @@
 """How the read path reaches the database: outside ``pyramid_tm``, in as few round trips
 as possible.
 
-A warm request costs one query: the content versions and the age of the oldest change
-waiting in the change log, read on an autocommit connection (no ``BEGIN``/``COMMIT``
-around it). Only when a document has to be rendered is a
-read-only snapshot opened, and the versions are read again inside it, so the ETag and the
-cache key a rendering is stored under name exactly the content it shows.
+A warm request needs the content versions and the age of the oldest change waiting in the
+change log: a process keeps them and reads them again only when the database says they
+may have changed (``watch.py``), or else reads them in one query on an autocommit
+connection (no ``BEGIN``/``COMMIT`` around it). Only when a document has to be rendered is
+a read-only snapshot opened, and the versions are read again inside it, so the ETag and
+the cache key a rendering is stored under name exactly the content it shows.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 import pluggy
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,6 +29,7 @@ from . import maintenance
 from .changes import OLDEST_WAITING
 from .providers import Provider
 from .rendering import render_key
+from .watch import PostgresWatch, SQLiteWatch
 from .xml import site_zone
 
 VERSIONS = select(
@@ -104,33 +106,46 @@ class Reader:
         self.plugins = plugins
         self.configured_url = configured_url
         self.site: tuple[Any, SiteSnapshot] | None = None
+        self.watch = _watch(engine, max_staleness)
+        if self.watch is not None:
+            event.listen(engine, "engine_disposed", lambda _engine: self.close())
 
     def forget(self) -> None:
+        """Read everything again (the tests reset the database between them)."""
         self.site = None
+        if self.watch is not None:
+            self.watch.forget()
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
 
     def state(self, conn: Connection | None = None) -> ReadState:
-        """The versions, on ``conn`` (a snapshot) or on an autocommit connection (which
-        first applies the change log when a change has waited longer than
-        ``max_staleness``, and makes any change that has come due)."""
+        """The versions, on ``conn`` (a snapshot), or from the watch or an autocommit
+        connection (after applying the change log when a change has waited longer than
+        ``max_staleness``, and making any change that has come due)."""
         if conn is not None:
             return self._state(conn.execute(VERSIONS).all())
-        with self.versions_engine.connect() as own:
-            rows = own.execute(VERSIONS).all()
-            state = self._state(rows)
-            waiting, due = self._waiting(rows), self._due(rows, state)
-            if waiting:
-                # Changes have waited too long for the maintainer (no worker runs, or it
-                # is behind): apply the oldest (a bounded number; the next requests, or a
-                # maintainer already at work, do the rest). Never by waiting for SQLite's
-                # write lock, unless every answer must show every write before it.
-                exact = not self.max_staleness
-                maintenance.apply_some(self.session_factory, READER_CHANGES, wait=exact)
-            if due:
-                # A scheduled change has come due, or a provider was never built: do it
-                # before answering, so that no answer is ever stale.
-                with self.session_factory() as session, session.begin():
-                    maintenance.catch_up(session)
-            if waiting or due:
+        rows = self.watch.rows() if self.watch is not None else None
+        if rows is None:
+            with self.versions_engine.connect() as own:
+                rows = own.execute(VERSIONS).all()
+        state = self._state(rows)
+        waiting, due = self._waiting(rows), self._due(rows, state)
+        if waiting:
+            # Changes have waited too long for the maintainer (no worker runs, or it is
+            # behind): apply the oldest (a bounded number; the next requests, or a
+            # maintainer already at work, do the rest). Never by waiting for SQLite's
+            # write lock, unless every answer must show every write before it.
+            exact = not self.max_staleness
+            maintenance.apply_some(self.session_factory, READER_CHANGES, wait=exact)
+        if due:
+            # A scheduled change has come due, or a provider was never built: do it
+            # before answering, so that no answer is ever stale.
+            with self.session_factory() as session, session.begin():
+                maintenance.catch_up(session)
+        if waiting or due:
+            with self.versions_engine.connect() as own:
                 state = self._state(own.execute(VERSIONS).all())
         return state
 
@@ -191,3 +206,16 @@ class Reader:
             )
             with repeatable.connect() as conn, conn.begin():
                 yield conn
+
+
+def _watch(engine: Any, max_staleness: float) -> SQLiteWatch | PostgresWatch | None:
+    """How this process keeps the versions between requests (``watch.py``): SQLite's commit
+    count, exact, for a database in a file; PostgreSQL's notifications when an answer may
+    be late by ``max_staleness`` (read again at least twice in that time); else none."""
+    if engine.dialect.name == "sqlite":
+        database = engine.url.database
+        in_file = database and database != ":memory:" and not database.startswith("file:")
+        return SQLiteWatch(engine, VERSIONS) if in_file else None
+    if engine.dialect.name == "postgresql" and max_staleness > 0:
+        return PostgresWatch(engine, VERSIONS, refresh=max_staleness / 2)
+    return None

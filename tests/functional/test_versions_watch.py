@@ -1,0 +1,115 @@
+"""A process keeps the versions between requests, and reads them again when the database
+says they changed (``sitemaps/watch.py``): what a crawler sees of it.
+
+On SQLite the watch is exact (the commit count of other connections); on PostgreSQL a
+thread listens for the notification a trigger sends when ``sitemap_versions`` changes, and
+is used when ``max_staleness`` lets an answer be late (the tests' default of 0 does not:
+these tests ask for 60 s, so that only a notification, not the thread's periodic read,
+can show a change within a second). Whenever the watch cannot vouch for its rows, the
+requests read the versions themselves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, text
+
+from sitemap_server.sitemaps.responses import READER
+from sitemap_server.testing import client
+
+LATE = {"sitemap_server.max_staleness": "60"}
+
+
+@pytest.fixture
+def watched(app_with: Callable[..., Any], clean_database: Engine) -> Any:
+    app = app_with(**LATE)
+    watch = app.registry[READER].watch
+    assert watch is not None
+    return app
+
+
+def bump(engine: Engine) -> None:
+    """A new version of every provider, committed by another connection (as the worker's
+    maintainer would)."""
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE sitemap_versions SET version = version + 1"))
+
+
+def etag_within(testapp: Any, seconds: float, unlike: str) -> tuple[str, float]:
+    """The index's ETag once it differs from ``unlike`` (or after ``seconds``), and when."""
+    started = time.monotonic()
+    while True:
+        etag = testapp.get("/sitemap_index.xml").headers["ETag"]
+        waited = time.monotonic() - started
+        if etag != unlike or waited > seconds:
+            return etag, waited
+        time.sleep(0.005)
+
+
+def until(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_commit_of_another_connection_is_in_the_next_answers(watched, clean_database):
+    testapp = client(watched)
+    watch = watched.registry[READER].watch
+    sqlite = clean_database.dialect.name == "sqlite"
+    before = testapp.get("/sitemap_index.xml").headers["ETag"]
+    if not sqlite:
+        assert until(lambda: watch.listening, 5)
+    for _ in range(3):
+        bump(clean_database)
+        after, waited = etag_within(testapp, 1.0, unlike=before)
+        assert after != before
+        if sqlite:  # exact: the very next request
+            assert waited < 0.005 + 0.05
+        before = after
+    assert testapp.get("/sitemap_index.xml", headers={"If-None-Match": before}).status_int == 304
+
+
+def test_requests_read_the_versions_themselves_while_the_watch_is_cut_off(watched, clean_database):
+    testapp = client(watched)
+    watch = watched.registry[READER].watch
+    before = testapp.get("/sitemap_index.xml").headers["ETag"]
+    if clean_database.dialect.name == "sqlite":
+        watch.conn.connection.driver_connection.close()  # behind its back
+    else:
+        assert until(lambda: watch.listening, 5)
+        with clean_database.connect() as conn:
+            killed = conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE application_name = 'sitemap-server versions watch' "
+                    "AND datname = current_database()"
+                )
+            ).scalars()
+            assert any(killed)
+        assert until(lambda: watch.rows() is None, 5)
+
+    bump(clean_database)
+    cut_off = testapp.get("/sitemap_index.xml").headers["ETag"]
+    assert cut_off != before  # read by the request itself
+
+    # The watch comes back by itself, and is told of the next change.
+    assert until(lambda: watch.rows() is not None, 5)
+    bump(clean_database)
+    after, _ = etag_within(testapp, 1.0, unlike=cut_off)
+    assert after != cut_off
+
+
+def test_postgresql_is_watched_only_when_an_answer_may_be_late(app_with, clean_database):
+    exact = app_with()  # max_staleness 0: every answer shows every write before it
+    watch = exact.registry[READER].watch
+    if clean_database.dialect.name == "sqlite":
+        assert watch is not None  # exact anyway
+    else:
+        assert watch is None
