@@ -170,6 +170,17 @@ SETTINGS: tuple[Setting, ...] = (
         "every request does (each answer is exact, reads wait for the writes before them).",
     ),
     Setting(
+        "sitemap_server.versions_watch",
+        "true",
+        boolean,
+        doc="Whether a process keeps the sitemap versions between requests and reads them "
+        "again when the database says they changed (sitemaps/watch.py): SQLite's commit "
+        "count, exact; PostgreSQL's notifications, when max_staleness is above 0 (one more "
+        "connection per process; LISTEN needs a session, so turn this off behind a "
+        "transaction-pooling proxy such as PgBouncer's transaction mode). false: every "
+        "request reads them.",
+    ),
+    Setting(
         "sitemap_server.maintainer.poll_seconds",
         "auto",
         auto_or_positive_float,

@@ -93,6 +93,7 @@ class Reader:
         plugins: pluggy.PluginManager,
         configured_url: str,
         max_staleness: float = 0.0,
+        watch: bool = True,
     ) -> None:
         engine = session_factory.kw["bind"]
         self.max_staleness = timedelta(seconds=max_staleness)
@@ -106,7 +107,7 @@ class Reader:
         self.plugins = plugins
         self.configured_url = configured_url
         self.site: tuple[Any, SiteSnapshot] | None = None
-        self.watch = _watch(engine, max_staleness)
+        self.watch = _watch(engine, max_staleness) if watch else None
         if self.watch is not None:
             event.listen(engine, "engine_disposed", lambda _engine: self.close())
 

@@ -226,6 +226,7 @@ def includeme(config: Configurator) -> None:
         plugins,
         settings["sitemap_server.site_url"],
         settings["sitemap_server.max_staleness"],
+        watch=settings["sitemap_server.versions_watch"],
     )
     config.add_request_method(
         lambda request: request.registry[READER].state(), "read_state", reify=True

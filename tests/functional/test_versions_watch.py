@@ -113,3 +113,25 @@ def test_postgresql_is_watched_only_when_an_answer_may_be_late(app_with, clean_d
         assert watch is not None  # exact anyway
     else:
         assert watch is None
+
+
+def test_a_change_that_waited_max_staleness_is_applied_by_a_read_while_watched(
+    app_with, api_token, clean_database
+):
+    """The watch keeps the oldest waiting change too (read again every max_staleness / 2
+    on PostgreSQL, where writes do not notify): with no worker, a read applies a change
+    once it has waited max_staleness, as without a watch, and not before."""
+    app = app_with(**{"sitemap_server.max_staleness": "0.6"})
+    admin, crawler = client(app, api_token), client(app)
+    assert app.registry[READER].watch is not None
+    crawler.get("/sitemap_index.xml")
+    body = {"type": "post", "status": "publish", "title": "Hello", "slug": "hello"}
+    written = time.monotonic()
+    url = admin.post_json("/api/posts", body, status=201).json["permalink"]
+
+    def listed() -> bool:
+        return url in crawler.get("/post-sitemap.xml").text
+
+    assert until(listed, 0.6 + 0.3 + 1.0)
+    waited = time.monotonic() - written
+    assert 0.6 <= waited < 0.6 + 0.3 + 1.0

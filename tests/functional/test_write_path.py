@@ -73,10 +73,16 @@ def test_a_write_records_its_change_and_the_status_says_when_it_is_served(
     assert f"{SITE_URL}/2024/01/hello/" in url_locs(testapp, "/post-sitemap.xml")
 
 
+# Late answers allowed, read by each request: a PostgreSQL process's versions watch reads
+# the oldest waiting change again in real time (every max_staleness / 2), which the
+# tests' movable clock does not drive (tests/functional/test_versions_watch.py).
+WAITING = {"sitemap_server.max_staleness": "30", "sitemap_server.versions_watch": "false"}
+
+
 def site_with_a_waiting_post(app_with: Any, api_token: str) -> tuple[Any, Any, Any, str]:
     """An app with ``max_staleness`` 30 s whose sitemaps are built, then a post written:
     (app, admin client, crawler client, the post's URL)."""
-    app = app_with(**{"sitemap_server.max_staleness": "30"})
+    app = app_with(**WAITING)
     admin = client(app, api_token)
     reader = client(app)
     reader.get("/sitemap_index.xml")
@@ -103,7 +109,7 @@ def test_a_read_applies_a_bounded_number_of_waiting_changes(
     from sitemap_server.sitemaps import reader as reader_module
 
     monkeypatch.setattr(reader_module, "READER_CHANGES", 4)
-    app = app_with(**{"sitemap_server.max_staleness": "30"})
+    app = app_with(**WAITING)
     admin = client(app, api_token)
     reader = client(app)
     reader.get("/sitemap_index.xml")
