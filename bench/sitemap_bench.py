@@ -5,7 +5,8 @@
 
 Generates posts, authors, terms and images with bulk SQL (not through the API: the point
 is the read path), builds the sitemaps once (``rebuild-sitemaps``, timed), starts one
-``pserve`` process (waitress, 4 threads) on 127.0.0.1 and measures, over keep-alive
+``pserve`` process (waitress, 4 threads) on 127.0.0.1 and the worker beside it
+(``sitemap-server worker``, as production.ini runs them) and measures, over keep-alive
 connections:
 
 - "first": the first request for a document after a write through the admin API has been
@@ -295,11 +296,9 @@ def main() -> None:
         directory = Path(tmp)
         url = empty_database(args.db, directory)
         port = free_port()
-        # The worker in a thread of the server applies each write within 50 ms.
-        worker = (
-            "sitemap_server.notify.worker_thread = true\n"
-            "sitemap_server.maintainer.poll_seconds = 0.05\n"
-        )
+        # The worker, a process of its own beside the server's as production.ini has it,
+        # applies each write within 50 ms.
+        worker = "sitemap_server.maintainer.poll_seconds = 0.05\n"
         ini = write_ini(
             directory, url, port, args.plugins or args.videos > 0 or args.news > 0, worker
         )
@@ -322,6 +321,11 @@ def main() -> None:
             text=True,
         ).stdout.strip()
 
+        maintainer = subprocess.Popen(
+            [BIN / "sitemap-server", "--config", ini, "worker"],
+            stdout=subprocess.DEVNULL,
+            stderr=(directory / "worker.log").open("w"),
+        )
         server = subprocess.Popen(
             # A file, not a pipe: nobody reads a pipe, and once full it would block the
             # server's logging (waitress warns about its queue under wrk).
@@ -424,7 +428,7 @@ def main() -> None:
                     )
                     written.raise_for_status()
                     writes.append((time.perf_counter() - t0) * 1000)
-                    # The worker thread applies the change (within 50 ms): only then is
+                    # The worker applies the change (within 50 ms): only then is
                     # the next request the first rendering of the new version.
                     change = written.headers["Sitemap-Change"]
                     while not api.get(
@@ -458,11 +462,12 @@ def main() -> None:
             )
             print(f"server RSS at the end: {memory(server.pid)}")
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            for process in (server, maintainer):
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
 
 
 if __name__ == "__main__":
