@@ -24,6 +24,7 @@ connection lost, the thread behind): the reader then reads them itself, as it al
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -37,7 +38,7 @@ from sqlalchemy.pool import NullPool, StaticPool
 log = logging.getLogger(__name__)
 
 CHANNEL = "sitemap_versions"
-# Seconds between the listening thread's looks at whether it should stop.
+# Seconds between the listening thread's looks at whether it should stop, or read again.
 STOP_CHECK = 0.5
 
 
@@ -56,9 +57,15 @@ class SQLiteWatch:
         self.cursor: Any = None
         self.seen: int | None = None
         self.rows_read: Sequence[Any] | None = None
+        self.pid = os.getpid()
 
     def rows(self) -> Sequence[Any] | None:
         with self.lock:
+            if self.pid != os.getpid():
+                # A fork: the parent's connection is not this process's to use.
+                self.engine.dispose(close=False)
+                self.conn = self.cursor = self.seen = self.rows_read = None
+                self.pid = os.getpid()
             try:
                 if self.conn is None:
                     self.conn = self.engine.connect()
@@ -118,18 +125,22 @@ class PostgresWatch:
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
+        self.pid: int | None = None  # of the process whose thread listens
+        self.read_again = threading.Event()
 
     def rows(self) -> Sequence[Any] | None:
-        if self.thread is None:
-            self._start()  # in the process that serves (after a fork, not before it)
+        if self.pid != os.getpid():
+            self._start()  # in the process that serves (a fork has no thread of its own)
         rows, read_at = self.rows_read, self.read_at
         if rows is None or time.monotonic() - read_at > 2 * self.refresh + 1:
             return None  # not read yet, or the thread is stuck or reconnecting
         return rows
 
     def forget(self) -> None:
-        """Until the thread reads them again, the requests read the versions themselves."""
+        """Until the thread reads them again (within ``STOP_CHECK``), the requests read the
+        versions themselves."""
         self.rows_read = None
+        self.read_again.set()
 
     @property
     def listening(self) -> bool:
@@ -137,37 +148,46 @@ class PostgresWatch:
 
     def _start(self) -> None:
         with self.lock:
-            if self.thread is None:
+            if self.pid != os.getpid():
+                self.pid = os.getpid()
+                self.rows_read = None  # the parent's, as it was at the fork
+                self.stopping.set()  # (a fork copies no thread: none to stop but in tests)
+                self.stopping = threading.Event()
                 self.thread = threading.Thread(
-                    target=self._run, name="sitemap-versions-watch", daemon=True
+                    target=self._run,
+                    args=(self.stopping,),
+                    name="sitemap-versions-watch",
+                    daemon=True,
                 )
                 self.thread.start()
 
-    def _run(self) -> None:
-        while not self.stopping.is_set():
+    def _run(self, stopping: threading.Event) -> None:
+        while not stopping.is_set():
             try:
-                self._listen()
+                self._listen(stopping)
             except Exception as exc:  # the requests read the versions themselves meanwhile
                 self.rows_read = None
                 log.warning("watching the sitemap versions: %s; again in a second", exc)
-                self.stopping.wait(1.0)
+                stopping.wait(1.0)
 
-    def _listen(self) -> None:
+    def _listen(self, stopping: threading.Event) -> None:
         with self.engine.connect() as conn:
             # Listening before the first read: no commit falls between the two.
             conn.exec_driver_sql(f"LISTEN {CHANNEL}")
             driver = conn.connection.driver_connection
             assert driver is not None
-            while not self.stopping.is_set():
+            while not stopping.is_set():
+                self.read_again.clear()  # before the read: a forget() during it counts
                 rows = conn.execute(self.versions).all()
                 self.rows_read, self.read_at = rows, time.monotonic()
-                self._wait(driver)
+                self._wait(driver, stopping)
 
-    def _wait(self, driver: Any) -> None:
+    def _wait(self, driver: Any, stopping: threading.Event) -> None:
         """Until a notification (the next read covers all that came meanwhile), or
-        ``refresh`` seconds, or ``close``: a second at most between looks at ``stopping``."""
+        ``refresh`` seconds, or ``forget`` or ``close``: ``STOP_CHECK`` seconds at most
+        between looks at those two."""
         deadline = time.monotonic() + self.refresh
-        while not self.stopping.is_set():
+        while not stopping.is_set() and not self.read_again.is_set():
             left = deadline - time.monotonic()
             if left <= 0 or any(driver.notifies(timeout=min(left, STOP_CHECK), stop_after=1)):
                 return

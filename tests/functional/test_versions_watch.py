@@ -11,6 +11,7 @@ requests read the versions themselves.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -135,3 +136,29 @@ def test_a_change_that_waited_max_staleness_is_applied_by_a_read_while_watched(
     assert until(listed, 0.6 + 0.3 + 1.0)
     waited = time.monotonic() - written
     assert 0.6 <= waited < 0.6 + 0.3 + 1.0
+
+
+def test_a_forked_process_watches_on_a_connection_of_its_own(watched, clean_database):
+    """A server that forks its workers after loading the application (gunicorn's
+    preload): each child opens its own connection, or starts its own thread."""
+    testapp = client(watched)
+    watch = watched.registry[READER].watch
+    before = testapp.get("/sitemap_index.xml").headers["ETag"]
+    sqlite = clean_database.dialect.name == "sqlite"
+    if sqlite:
+        parents = watch.conn
+    else:
+        assert until(lambda: watch.listening, 5)
+        parents = watch.thread
+    watch.pid = -1  # as a child sees the parent's watch
+
+    bump(clean_database)
+    after, _ = etag_within(testapp, 1.0, unlike=before)
+    assert after != before
+    assert watch.pid == os.getpid()
+    if sqlite:
+        assert watch.conn is not None and watch.conn is not parents
+    else:
+        assert until(lambda: watch.listening, 5)
+        assert watch.thread is not parents
+        assert until(lambda: not parents.is_alive(), 5)

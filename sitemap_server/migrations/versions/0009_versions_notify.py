@@ -23,7 +23,8 @@ def upgrade() -> None:
         return
     op.execute(
         """
-        CREATE FUNCTION sitemap_versions_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE OR REPLACE FUNCTION sitemap_versions_notify() RETURNS trigger
+        LANGUAGE plpgsql AS $$
         BEGIN
             PERFORM pg_notify('sitemap_versions', '');
             RETURN NULL;
