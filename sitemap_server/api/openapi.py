@@ -13,7 +13,8 @@ ASCII digits, and a parameter given twice is refused.
 The tests (``sitemap_server.api.validate_responses``) also check the assembled document
 against the OpenAPI 3.1 specification (openapi-spec-validator) and every response against
 the document (openapi-core, ``response_problems``). A server does neither: those two
-libraries would add ~40 MB to every process (measured in docs/performance.md).
+libraries would add ~17 MB to every process (the application loaded in 117.5 MB with
+them, 100 MB without).
 """
 
 from __future__ import annotations
