@@ -266,7 +266,8 @@ def warm_up(reader: Reader) -> None:
     version (10 to 15 ms of a new process's first answer). A database that cannot
     answer yet (down, or not migrated) leaves it to the first request."""
     try:
-        reader.state()  # the versions watch connected, its query compiled
+        if reader.watch is not None:
+            reader.watch.rows()  # connected, its query compiled (nothing applied)
         with reader.snapshot() as conn:
             state = reader.state(conn)
             names = [provider.name for provider in state.site.providers]
