@@ -61,12 +61,20 @@ def get_engine(settings: dict[str, Any], prefix: str = "sqlalchemy.") -> Engine:
         settings, prefix, echo=settings.get("sitemap_server.sql_echo", False)
     )
     if engine.dialect.name == "sqlite":
-        database = engine.url.database
-        if database and database != ":memory:" and not database.startswith("file:"):
+        database = sqlite_file(engine)
+        if database is not None:
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         busy_ms = int(settings.get("sitemap_server.sqlite.busy_timeout_ms", 5000))
         _configure_sqlite(engine, busy_ms)
     return engine
+
+
+def sqlite_file(engine: Engine) -> str | None:
+    """The file of a SQLite database; None for one in memory or named by a URI."""
+    database = engine.url.database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        return database
+    return None
 
 
 def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:

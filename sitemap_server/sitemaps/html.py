@@ -25,6 +25,8 @@ from pyramid.response import Response
 from .responses import X_ROBOTS_TAG, not_found
 from .views import HTML_ROOT, html_url
 
+# lxml is imported by the first page for people, in each function that uses it: a
+# process that serves only XML does without it (~5 MB).
 if TYPE_CHECKING:
     from lxml import etree
 
@@ -45,7 +47,8 @@ class Stylesheets:
             source = self.sources.get(path)
             if source is None:
                 return None
-            etree = lxml_etree()
+            from lxml import etree
+
             compiled[path] = etree.XSLT(etree.fromstring(source, parser()))
         return compiled[path]
 
@@ -55,24 +58,19 @@ def _read(asset: str) -> bytes:
     return files(package).joinpath(path).read_bytes()
 
 
-def lxml_etree() -> Any:
-    """lxml, imported by the first page for people: a process that serves only XML does
-    without it (~5 MB)."""
-    from lxml import etree
-
-    return etree
-
-
 @cache
 def parser() -> etree.XMLParser:
-    return lxml_etree().XMLParser(no_network=True, resolve_entities=False, huge_tree=True)
+    from lxml import etree
+
+    return etree.XMLParser(no_network=True, resolve_entities=False, huge_tree=True)
 
 
 STYLESHEETS = "sitemap_server.html_stylesheets"
 
 
 def html_view(request: Request) -> Response:
-    etree = lxml_etree()
+    from lxml import etree
+
     document = request.matchdict.get("document") or INDEX
     site_url = request.read_state.site.site_url
     if document == INDEX and request.path_info != HTML_ROOT:
@@ -114,7 +112,8 @@ def _only_web_links(root: Any) -> None:
     The stylesheets link only to such URLs, and the documents carry no other; this holds
     for a plugin's stylesheet too, and whatever a document says: a page made here never
     runs a ``javascript:`` or ``data:`` URL."""
-    etree = lxml_etree()
+    from lxml import etree
+
     if root is None:
         return
     for element in root.iter(etree.Element):
@@ -139,7 +138,8 @@ def is_web_link(value: str) -> bool:
 
 def _stylesheet_of(request: Request, tree: Any) -> etree.XSLT | None:
     """The stylesheet the document names in its ``xml-stylesheet`` instruction."""
-    etree = lxml_etree()
+    from lxml import etree
+
     node = tree.getroot().getprevious()
     while node is not None:
         if isinstance(node, etree._XSLTProcessingInstruction):

@@ -22,7 +22,7 @@ from sqlalchemy import event, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..models import SITE, SitemapVersion
+from ..models import SITE, SitemapVersion, sqlite_file
 from ..models.meta import utcnow
 from ..models.site import effective_site_url, get_settings
 from . import maintenance
@@ -100,8 +100,8 @@ class Reader:
         self.session_factory = session_factory
         self.engine = engine
         self.autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
-        # The versions, read on every request. pysqlite opens no transaction for a
-        # SELECT: switching its connection to autocommit and back (on every checkout)
+        # The versions, when no watch vouches for them. pysqlite opens no transaction for
+        # a SELECT: switching its connection to autocommit and back (on every checkout)
         # would cost 7 % of a cached answer for nothing.
         self.versions_engine = engine if engine.dialect.name == "sqlite" else self.autocommit
         self.plugins = plugins
@@ -116,6 +116,11 @@ class Reader:
         self.site = None
         if self.watch is not None:
             self.watch.forget()
+
+    def prime_watch(self) -> None:
+        """Connect the watch and compile its query (at start-up; nothing is applied)."""
+        if self.watch is not None:
+            self.watch.rows()
 
     def close(self) -> None:
         if self.watch is not None:
@@ -214,9 +219,7 @@ def _watch(engine: Any, max_staleness: float) -> SQLiteWatch | PostgresWatch | N
     count, exact, for a database in a file; PostgreSQL's notifications when an answer may
     be late by ``max_staleness`` (read again at least twice in that time); else none."""
     if engine.dialect.name == "sqlite":
-        database = engine.url.database
-        in_file = database and database != ":memory:" and not database.startswith("file:")
-        return SQLiteWatch(engine, VERSIONS) if in_file else None
+        return SQLiteWatch(engine, VERSIONS) if sqlite_file(engine) is not None else None
     if engine.dialect.name == "postgresql" and max_staleness > 0:
         return PostgresWatch(engine, VERSIONS, refresh=max_staleness / 2)
     return None

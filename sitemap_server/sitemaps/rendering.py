@@ -77,9 +77,14 @@ def render_key(spec: str) -> str:
     return hashlib.sha1(b"\0".join(parts)).hexdigest()[:16]
 
 
+def sitemap_name(name: str, page: int) -> str:
+    """The document that is page ``page`` of provider ``name``: ``post-sitemap2``."""
+    return f"{name}-sitemap{'' if page == 1 else page}"
+
+
 def sitemap_path(name: str, page: int) -> str:
     """Where page ``page`` of provider ``name`` is, on the site."""
-    return f"/{name}-sitemap{'' if page == 1 else page}.xml"
+    return f"/{sitemap_name(name, page)}.xml"
 
 
 def index_fragment(name: str, page: int, lastmod: Any, zone: tzinfo) -> str:

@@ -27,7 +27,7 @@ from ..context import CONTEXT_KEY
 from ..models import SitemapEntry, SitemapPage
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
-from .rendering import FRAME, INDEX_FRAME, document, sitemap_path, template
+from .rendering import FRAME, INDEX_FRAME, document, sitemap_name, sitemap_path, template
 from .responses import (
     READER,
     RENDER_CACHE,
@@ -122,7 +122,7 @@ def page_view(request: Request) -> Response:
             state.site.site_url,
             xsl=provider.xsl,
             # The page for people (the XSL links to it).
-            html=html_url(state.site.site_url, sitemap_path(name, page)[1:-4]),
+            html=html_url(state.site.site_url, sitemap_name(name, page)),
             namespaces=namespaces,
         )
 
@@ -266,8 +266,7 @@ def warm_up(reader: Reader) -> None:
     version (10 to 15 ms of a new process's first answer). A database that cannot
     answer yet (down, or not migrated) leaves it to the first request."""
     try:
-        if reader.watch is not None:
-            reader.watch.rows()  # connected, its query compiled (nothing applied)
+        reader.prime_watch()
         with reader.snapshot() as conn:
             state = reader.state(conn)
             names = [provider.name for provider in state.site.providers]

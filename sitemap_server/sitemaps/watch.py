@@ -64,7 +64,7 @@ class SQLiteWatch:
             if self.pid != os.getpid():
                 # A fork: the parent's connection is not this process's to use.
                 self.engine.dispose(close=False)
-                self.conn = self.cursor = self.seen = self.rows_read = None
+                self._drop()
                 self.pid = os.getpid()
             try:
                 if self.conn is None:
@@ -86,24 +86,24 @@ class SQLiteWatch:
                 # The reader reads the versions itself, and meets the same problem with
                 # SQLAlchemy's errors (a 503 when the database cannot answer).
                 log.info("the sitemap versions were read without the watch: %s", exc)
-                self._reset()
+                if self.conn is not None:
+                    self.conn.invalidate()
+                self._drop(close=True)
                 return None
 
     def forget(self) -> None:
         with self.lock:
             self.seen = self.rows_read = None
 
-    def _reset(self) -> None:
-        if self.conn is not None:
-            self.conn.invalidate()
+    def _drop(self, close: bool = False) -> None:
+        """Forget the connection (closed with ``close``) and what was read on it."""
+        if close and self.conn is not None:
             self.conn.close()
         self.conn = self.cursor = self.seen = self.rows_read = None
 
     def close(self) -> None:
         with self.lock:
-            if self.conn is not None:
-                self.conn.close()
-            self.conn = self.cursor = self.seen = self.rows_read = None
+            self._drop(close=True)
         self.engine.dispose()
 
 
