@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pyramid.config import Configurator
-from pyramid.httpexceptions import HTTPMovedPermanently
 from pyramid.request import Request
 from pyramid.response import Response
 
 from .responses import X_ROBOTS_TAG, not_found
-from .views import HTML_ROOT, html_url
+from .views import HTML_ROOT, INDEX, html_url, moved
 
 # lxml is imported by the first page for people, in each function that uses it: a
 # process that serves only XML does without it (~5 MB).
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     from lxml import etree
 
 XSL_FILES = "sitemap_server.xsl_files"  # path of each stylesheet -> its asset
-INDEX = "sitemap_index"
 
 
 class Stylesheets:
@@ -74,13 +72,13 @@ def html_view(request: Request) -> Response:
     document = request.matchdict.get("document") or INDEX
     site_url = request.read_state.site.site_url
     if document == INDEX and request.path_info != HTML_ROOT:
-        return HTTPMovedPermanently(location=html_url(site_url, INDEX))
+        return moved(request, html_url(site_url, INDEX))
     xml_path = f"/{document}.xml"
     subrequest = Request.blank(xml_path, base_url=request.application_url)
     xml = request.invoke_subrequest(subrequest, use_tweens=False)
     if xml.status_int in (301, 302):  # post-sitemap1.xml: the same move, as pages
         name = urlsplit(xml.location).path.rsplit("/", 1)[-1].removesuffix(".xml")
-        return HTTPMovedPermanently(location=html_url(site_url, name))
+        return moved(request, html_url(site_url, name))
     if xml.status_int != 200:
         return not_found(request, request.path)
     tree = etree.fromstring(xml.body, parser()).getroottree()
@@ -155,7 +153,8 @@ def includeme(config: Configurator) -> None:
     config.add_route("sitemap.html.root", HTML_ROOT.rstrip("/"))
     config.add_route("sitemap.html.index", HTML_ROOT)
     config.add_route(
-        "sitemap.html.page", HTML_ROOT + "{document:sitemap_index|[a-z0-9_]+-sitemap[0-9]*}.html"
+        "sitemap.html.page",
+        HTML_ROOT + "{document:sitemap_index[0-9]*|[a-z0-9_]+-sitemap[0-9]*}.html",
     )
     for route in ("sitemap.html.root", "sitemap.html.index", "sitemap.html.page"):
         config.add_view(html_view, route_name=route, request_method=("GET", "HEAD"))

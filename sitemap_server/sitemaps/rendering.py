@@ -77,6 +77,14 @@ def render_key(spec: str) -> str:
     return hashlib.sha1(b"\0".join(parts)).hexdigest()[:16]
 
 
+def people_note(url: str) -> str:
+    """The comment that leads every document: where a person reads it. A browser without
+    XSLT (Chrome's default since November 2026) shows the XML as a tree, comments
+    included. A comment holds no ``--``: a URL's is written ``-%2D``, which a browser
+    reads back the same (hosts and paths are percent-decoded)."""
+    return f" A sitemap, for search engines. People read it at {url.replace('--', '-%2D')} "
+
+
 def sitemap_name(name: str, page: int) -> str:
     """The document that is page ``page`` of provider ``name``: ``post-sitemap2``."""
     return f"{name}-sitemap{'' if page == 1 else page}"
@@ -133,10 +141,15 @@ class EntryRenderer:
         return text, len(text.encode()) + self.site_bytes * text.count(SITE_MARK)
 
 
-def document(frame: str, fragments: Iterable[str], site_url: str, **values: Any) -> Iterator[str]:
+def document(
+    frame: str, fragments: Iterable[str], site_url: str, html: str, **values: Any
+) -> Iterator[str]:
     """A document in pieces: ``frame`` (a template; ``values`` and its ``body``) around
-    ``fragments`` (stored, in order), the site URL in."""
-    head, tail = template(frame)(body=BODY_MARK, **values).split(BODY_MARK)
+    ``fragments`` (stored, in order), the site URL in. ``html``: its page for people,
+    named in an instruction the stylesheet reads and in a comment for a person."""
+    head, tail = template(frame)(body=BODY_MARK, html=html, note=people_note(html), **values).split(
+        BODY_MARK
+    )
     site = xml_text(site_url)
     yield head
     fragments = iter(fragments)

@@ -9,10 +9,13 @@ The HTTP side (304s, headers, the render cache, 404s) is in ``responses.py``.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import re
 from collections.abc import Iterable
-from functools import partial
+from datetime import UTC, datetime
+from functools import lru_cache, partial
 from importlib.resources import files
 from typing import Any
 
@@ -20,7 +23,7 @@ from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPMovedPermanently
 from pyramid.request import Request
 from pyramid.response import Response
-from sqlalchemy import BigInteger, Integer, bindparam, select, tuple_
+from sqlalchemy import BigInteger, Integer, Select, bindparam, case, func, select, tuple_
 from sqlalchemy.engine import Connection
 
 from ..context import CONTEXT_KEY
@@ -41,8 +44,14 @@ from .responses import (
 log = logging.getLogger(__name__)
 
 # The protocol's limit of sitemaps per provider (S-304); a larger number is a page that
-# cannot exist, answered without asking the database (which may not hold such an int).
+# cannot exist, answered without asking the database (which may not hold such an int),
+# and pages past it are listed in no index.
 MAX_PAGES = 50_000
+# The protocol's limit of sitemaps one index lists (S-311). Past it the index is split:
+# sitemap_index.xml, sitemap_index2.xml, ... (Google accepts no index of indexes), and
+# robots.txt names every one.
+SITEMAPS_PER_INDEX = 50_000
+INDEX = "sitemap_index"
 # Pages with more entries are read through a server-side cursor, in batches.
 STREAMED_ENTRIES = 5_000
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -64,36 +73,76 @@ def html_url(site_url: str, document: str) -> str:
 
 
 def index_view(request: Request) -> Response:
+    number = request.matchdict["number"]
+    if beyond(number, MAX_INDEXES):
+        return not_found(request, request.path)
     site = request.read_state.site
+    if canonical(number) is not None:
+        return moved(request, site.site_url + index_path(canonical(number) or 1))
+    part = int(number or "1")
     names = [] if site.private else [p.name for p in site.providers]
 
-    def render(conn: Connection, state: ReadState) -> Iterable[str]:
-        # The pages' stored <sitemap> elements, by provider and page; listed in the
-        # providers' order.
-        by_provider: dict[str, list[Any]] = {name: [] for name in names}
-        for provider, xml in conn.execute(INDEX_PAGES, {"names": names}):
-            by_provider[provider].append(xml)
+    def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
+        # The pages' stored <sitemap> elements, in the providers' order, this index's part.
+        per_index = SITEMAPS_PER_INDEX
+        elements: Iterable[Any] = ()
+        if names:
+            elements = conn.scalars(
+                index_pages(tuple(names)),
+                {"skip": (part - 1) * per_index, "take": per_index, "last_page": MAX_PAGES},
+            ).all()
+        if part > 1 and not elements:
+            return None
         return document(
             INDEX_FRAME,
-            (xml for name in names for xml in by_provider[name]),
+            elements,
             state.site.site_url,
             xsl=MAIN_XSL,
-            html=html_url(state.site.site_url, "sitemap_index"),
+            html=html_url(state.site.site_url, index_name(part)),
         )
 
-    return sitemap_response(request, ("index",), names, render)
+    return sitemap_response(request, ("index", part), names, render)
+
+
+def index_name(part: int) -> str:
+    """The document that is part ``part`` of the index: ``sitemap_index2``."""
+    return f"{INDEX}{'' if part == 1 else part}"
+
+
+def index_path(part: int) -> str:
+    return f"/{index_name(part)}.xml"
+
+
+def beyond(number: str, last: int) -> bool:
+    """Whether a page number from a URL (digits) is past ``last``, however long it is."""
+    digits = number.lstrip("0")
+    return len(digits) > len(str(last)) or (bool(digits) and int(digits) > last)
+
+
+def canonical(number: str) -> int | None:
+    """The page a number that is not its page's canonical form means: ``0``, ``1`` and
+    zero-padded numbers (``02``) move to the canonical URL (S-303); None for one that
+    is canonical already ("" for the first, then ``2``, ``3``...)."""
+    if number and (number.startswith("0") or number == "1"):
+        return max(int(number.lstrip("0") or "0"), 1)
+    return None
+
+
+def moved(request: Request, location: str) -> Response:
+    """A 301 to ``location``, with the sitemaps' robots header."""
+    response = HTTPMovedPermanently(location=location)
+    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    return response
 
 
 def page_view(request: Request) -> Response:
     name = request.matchdict["name"]
     number = request.matchdict["number"]
-    digits = number.lstrip("0")
-    if len(digits) > len(str(MAX_PAGES)) or (digits and int(digits) > MAX_PAGES):
+    if beyond(number, MAX_PAGES):
         return not_found(request, request.path)
     site = request.read_state.site
-    if number and (number.startswith("0") or number == "1"):
-        page = max(int(digits or "0"), 1)
-        return HTTPMovedPermanently(location=sitemap_url(site.site_url, name, page))
+    if canonical(number) is not None:
+        return moved(request, sitemap_url(site.site_url, name, canonical(number) or 1))
     page = int(number) if number else 1
     provider = site.provider(name)
     if provider is None or (site.private and page > 1):
@@ -160,12 +209,36 @@ def entries_of(provider: str, page: Any) -> dict[str, Any]:
     }
 
 
-# The index's entries: every page's stored <sitemap> element.
-INDEX_PAGES = (
-    select(SitemapPage.provider, SitemapPage.xml)
-    .where(SitemapPage.provider.in_(bindparam("names", expanding=True)))
-    .order_by(SitemapPage.provider, SitemapPage.page)
-)
+# Index files a URL may name (Google reads at most 500 per site); a larger number is
+# answered 404 without asking the database.
+MAX_INDEXES = 500
+
+# The pages an index lists: none past MAX_PAGES, which the page view answers 404 for.
+_LISTED_PAGES = SitemapPage.page <= bindparam("last_page", type_=Integer)
+
+
+@lru_cache(maxsize=32)
+def index_pages(names: tuple[str, ...]) -> Select[Any]:
+    """The stored ``<sitemap>`` elements of the pages of ``names``, in that order (the
+    providers') and then by page, ``take`` of them after ``skip``: one part of the index.
+    Built once per set of providers."""
+    order = case({name: n for n, name in enumerate(names)}, value=SitemapPage.provider)
+    return (
+        select(SitemapPage.xml)
+        .where(SitemapPage.provider.in_(names), _LISTED_PAGES)
+        .order_by(order, SitemapPage.page)
+        .offset(bindparam("skip", type_=Integer))
+        .limit(bindparam("take", type_=Integer))
+    )
+
+
+def index_parts(conn: Connection, names: list[str]) -> int:
+    """How many index files list the pages of ``names`` (one, even when empty)."""
+    pages = conn.scalar(
+        select(func.count()).where(SitemapPage.provider.in_(names), _LISTED_PAGES),
+        {"last_page": MAX_PAGES},
+    )
+    return max(1, -(-int(pages or 0) // SITEMAPS_PER_INDEX))
 
 
 PAGE = select(
@@ -178,21 +251,36 @@ PAGE = select(
 
 
 def legacy_index_view(request: Request) -> Response:
-    site_url = request.read_state.site.site_url
-    return HTTPMovedPermanently(location=site_url + "/sitemap_index.xml")
+    return moved(request, request.read_state.site.site_url + index_path(1))
 
 
 def xsl_view(asset: str) -> Any:
+    """A stylesheet: the same bytes for the life of the process, so its ETag is their
+    digest and its date the file's; a browser that has it gets a 304."""
     package, _, path = asset.partition(":")
-    body = files(package).joinpath(path).read_bytes()
+    resource = files(package).joinpath(path)
+    body = resource.read_bytes()
+    etag = hashlib.blake2b(body, digest_size=8).hexdigest()
+    modified = _modified(resource)
 
     def view(request: Request) -> Response:
         response = Response(body=body, content_type="text/xsl", charset="UTF-8")
         response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
         response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+        response.etag = etag
+        response.last_modified = modified
+        response.conditional_response = True
         return response
 
     return view
+
+
+def _modified(resource: Any) -> datetime | None:
+    """When a package file was last written (installed), or None when it is not a file."""
+    try:
+        return datetime.fromtimestamp(os.stat(str(resource)).st_mtime, UTC)
+    except OSError:
+        return None
 
 
 def robots_view(request: Request) -> Response:
@@ -200,13 +288,19 @@ def robots_view(request: Request) -> Response:
     if site.private:
         text = "User-agent: *\nDisallow: /\n"
     else:
-        text = f"User-agent: *\nDisallow:\n\nSitemap: {site.site_url}/sitemap_index.xml\n"
+        reader: Reader = request.registry[READER]
+        with reader.snapshot() as conn:
+            parts = index_parts(conn, [p.name for p in site.providers])
+        sitemaps = "".join(
+            f"Sitemap: {site.site_url}{index_path(part)}\n" for part in range(1, parts + 1)
+        )
+        text = f"User-agent: *\nDisallow:\n\n{sitemaps}"
     return Response(text, content_type="text/plain", charset="UTF-8")
 
 
 # The read path opens its own connections (see reader.py): no transaction manager.
 READ_PATH = re.compile(
-    r"^/(sitemap_index\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl"
+    r"^/(sitemap_index[0-9]*\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl"
     r"|sitemaps/?|sitemaps/[a-z0-9_-]+\.html)$"
 )
 
@@ -239,7 +333,7 @@ def includeme(config: Configurator) -> None:
     # when it is first used: 90 ms each).
     for spec in (FRAME, INDEX_FRAME):
         template(spec).cook_check()
-    config.add_route("sitemap.index", "/sitemap_index.xml")
+    config.add_route("sitemap.index", "/sitemap_index{number:[0-9]*}.xml")
     config.add_route("sitemap.legacy_index", "/sitemap.xml")
     config.add_route("sitemap.page", "/{name:[a-z0-9_]+}-sitemap{number:[0-9]*}.xml")
     config.add_route("robots", "/robots.txt")
@@ -270,8 +364,12 @@ def warm_up(reader: Reader) -> None:
         with reader.snapshot() as conn:
             state = reader.state(conn)
             names = [provider.name for provider in state.site.providers]
-            conn.execute(INDEX_PAGES, {"names": names}).all()
-            row = conn.execute(PAGE, {"name": names[0], "page": 1}).first() if names else None
+            if not names:
+                return
+            conn.execute(
+                index_pages(tuple(names)), {"skip": 0, "take": 1, "last_page": MAX_PAGES}
+            ).all()
+            row = conn.execute(PAGE, {"name": names[0], "page": 1}).first()
             if row is not None:
                 conn.execute(ENTRIES, {**entries_of(names[0], row), "entries": 1}).all()
     except Exception as exc:  # the first request will meet the same problem, and say so

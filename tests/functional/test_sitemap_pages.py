@@ -5,6 +5,8 @@ The pages are parsed as HTML and checked for what a person sees: the counts, the
 rows, the links between the two views. (tests/e2e opens them in a real browser.)
 """
 
+from urllib.parse import unquote
+
 import pytest
 from lxml import etree, html
 
@@ -87,9 +89,30 @@ def test_the_xml_names_its_page_and_its_stylesheet(site, testapp):
         ("/post-sitemap.xml", "/sitemaps/post-sitemap.html"),
     ):
         root = parse_sitemap(testapp.get(path).body)
-        instructions = {node.target: node.text for node in root.itersiblings(preceding=True)}
+        before = list(root.itersiblings(preceding=True))
+        instructions = {
+            node.target: node.text
+            for node in before
+            if isinstance(node, etree._ProcessingInstruction)
+        }
         assert instructions["html-view"] == SITE_URL + html_path
         assert 'href="/main-sitemap.xsl"' in instructions["xml-stylesheet"]
+        # What a browser without XSLT shows of it: the XML as a tree, comments included.
+        comments = [node.text for node in before if isinstance(node, etree._Comment)]
+        assert comments == [
+            f" A sitemap, for search engines. People read it at {SITE_URL + html_path} "
+        ]
+
+
+def test_a_site_url_with_a_double_hyphen_still_makes_a_well_formed_comment(api, testapp):
+    """An IDN host (``xn--``) puts ``--`` in the URL, which no XML comment may hold."""
+    api.patch_json("/api/settings", {"site_url": "https://xn--bcher-kva.example"}, status=200)
+    for path in ("/sitemap_index.xml", "/post-sitemap.xml"):
+        root = parse_sitemap(testapp.get(path).body)
+        (comment,) = [n for n in root.itersiblings(preceding=True) if isinstance(n, etree._Comment)]
+        url = comment.text.split(" at ")[1].strip()
+        assert "--" not in comment.text
+        assert unquote(url).startswith("https://xn--bcher-kva.example/sitemaps/")
 
 
 def test_the_stylesheet_in_a_browser_links_to_the_page(site, testapp):
