@@ -9,6 +9,9 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from sitemap_server.plugin import Base
 
+# A BCP 47 tag as given (sr-Latn-RS, zh-Hant-TW): as long as the core's site language.
+MAX_LANGUAGE_TAG = 35
+
 
 class NewsSettings(Base):
     """One row (id 1), made by the plugin's migration."""
@@ -21,7 +24,7 @@ class NewsSettings(Base):
     # news:name; the site title when empty.
     publication_name: Mapped[str | None] = mapped_column(String(255))
     # news:language of posts that name none; the site's language when empty.
-    language: Mapped[str | None] = mapped_column(String(5))
+    language: Mapped[str | None] = mapped_column(String(MAX_LANGUAGE_TAG))
 
 
 class NewsPost(Base):
@@ -30,7 +33,7 @@ class NewsPost(Base):
     post_id: Mapped[int] = mapped_column(
         ForeignKey("posts.id", ondelete="CASCADE"), primary_key=True
     )
-    language: Mapped[str | None] = mapped_column(String(5))
+    language: Mapped[str | None] = mapped_column(String(MAX_LANGUAGE_TAG))
     not_news: Mapped[bool] = mapped_column(Boolean, default=False)
     keywords: Mapped[str | None] = mapped_column(String(1000))
     genres: Mapped[list[Any]] = mapped_column(JSON, default=list)

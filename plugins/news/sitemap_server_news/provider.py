@@ -9,6 +9,7 @@ request after that moment rebuilds this sitemap before answering.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -38,18 +39,33 @@ MAX_ITEMS = 1000
 # Keys order the entries newest first: (2^32 - seconds since 1970) * 10^9 + post id.
 KEY_SECONDS = 2**32
 KEY_IDS = 10**9
-LANGUAGE = re.compile(r"^(zh-cn|zh-tw|[a-z]{2,3})$")
+# A language tag as site owners write it (BCP 47: en, pt-BR, zh-Hant, sr-Latn-RS), the shape
+# the core takes for the site's language. Stored as given; reduced by news_language.
+LANGUAGE_TAG = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{1,8})*")
+# news:language: an ISO 639 code, except zh-cn (Simplified) and zh-tw (Traditional) for
+# Chinese (sitemap-news.xsd and Google's documentation).
+ISO_639 = re.compile(r"[a-z]{2,3}")
+TRADITIONAL_CHINESE_REGIONS = frozenset({"tw", "hk", "mo"})
 
 
 def news_language(value: str | None) -> str | None:
-    """A language as news:language takes it (ISO 639: ``en``, ``pt``, ``zh-cn``)."""
+    """``value`` (a BCP 47 tag) as news:language takes it: its ISO 639 code (``pt-BR`` →
+    ``pt``), and for Chinese ``zh-tw`` when written in Traditional characters (script
+    ``Hant``, else region TW, HK or MO), ``zh-cn`` otherwise (``Hans``, CN, SG, bare
+    ``zh``). None when it names no language."""
     if not value:
         return None
-    value = value.strip().lower().replace("_", "-")
-    if value in ("zh-cn", "zh-tw"):
-        return value
-    primary = value.split("-")[0]
-    return primary if LANGUAGE.match(primary) else None
+    primary, *subtags = value.strip().lower().replace("_", "-").split("-")
+    if not ISO_639.fullmatch(primary):
+        return None
+    if primary != "zh":
+        return primary
+    # Script and region come before any extension or private use (a one-letter subtag).
+    named = list(itertools.takewhile(lambda subtag: len(subtag) > 1, subtags))
+    script = next((s for s in named if len(s) == 4 and s.isalpha()), None)
+    if script is not None:
+        return "zh-tw" if script == "hant" else "zh-cn"
+    return "zh-tw" if TRADITIONAL_CHINESE_REGIONS & set(named) else "zh-cn"
 
 
 def news_settings(session: Any) -> NewsSettings:

@@ -17,8 +17,8 @@ from sitemap_server.plugin import (
     flush,
 )
 
-from .models import NewsPost, NewsSettings, NewsTerm
-from .provider import NAME, news_language, news_settings
+from .models import MAX_LANGUAGE_TAG, NewsPost, NewsSettings, NewsTerm
+from .provider import LANGUAGE_TAG, NAME, news_settings
 
 
 def get_settings(session: Session) -> NewsSettings:
@@ -50,12 +50,13 @@ def update_settings(session: Session, data: dict[str, Any]) -> NewsSettings:
 
 
 def _language(value: str | None, field: str) -> str | None:
+    """A BCP 47 tag, stored as given; news:language gets it reduced (``news_language``).
+    The OpenAPI document refuses other shapes first (400); this holds every caller to it."""
     if value is None:
         return None
-    found = news_language(value)
-    if found is None or found != value.strip().lower():
-        raise Invalid.field(field, "must be an ISO 639 language code (en, fr, zh-cn …)")
-    return found
+    if len(value) > MAX_LANGUAGE_TAG or not LANGUAGE_TAG.fullmatch(value):
+        raise Invalid.field(field, "must be a BCP 47 language tag (en, pt-BR, zh-Hant …)")
+    return value
 
 
 def get_post_news(session: Session, post_id: int) -> tuple[Post, NewsPost | None]:

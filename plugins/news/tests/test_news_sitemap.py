@@ -308,12 +308,58 @@ def test_a_site_title_change_reaches_the_news_sitemap(api, testapp, clock):
 
 @pytest.mark.parametrize(
     ("site_language", "expected"),
-    [("en", "en"), ("pt-BR", "pt"), ("zh-TW", "zh-tw"), ("zh-CN", "zh-cn"), ("fr-CA", "fr")],
+    [
+        ("en", "en"),
+        ("pt-BR", "pt"),
+        ("fr-CA", "fr"),
+        ("sr-Latn-RS", "sr"),
+        ("zh", "zh-cn"),
+        ("zh-CN", "zh-cn"),
+        ("zh-TW", "zh-tw"),
+        ("zh-Hant", "zh-tw"),
+    ],
 )
 def test_the_language_defaults_to_the_sites(api, testapp, clock, site_language, expected):
     site_settings(api, language=site_language)
     create_post(api, clock)
 
+    assert only_item(testapp)["language"] == expected
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("de", "de"),
+        ("pt-BR", "pt"),
+        ("en-GB", "en"),
+        ("es-419", "es"),
+        ("sr-Latn-RS", "sr"),
+        ("de-CH-1996", "de"),
+        ("zh", "zh-cn"),
+        ("zh-cn", "zh-cn"),
+        ("zh-Hans", "zh-cn"),
+        ("zh-CN", "zh-cn"),
+        ("zh-SG", "zh-cn"),
+        ("zh-Hans-HK", "zh-cn"),  # the script, not the region, tells the characters
+        ("zh-tw", "zh-tw"),
+        ("zh-Hant", "zh-tw"),
+        ("zh-TW", "zh-tw"),
+        ("zh-HK", "zh-tw"),
+        ("zh-MO", "zh-tw"),
+        ("zh-Hant-CN", "zh-tw"),
+        ("zh-x-hant", "zh-cn"),  # private use says nothing Google reads
+    ],
+)
+def test_a_language_tag_is_reduced_to_what_google_news_accepts(api, testapp, clock, tag, expected):
+    site_settings(api, language="fr")
+    post = create_post(api, clock)
+
+    assert news_settings(api, language=tag)["language"] == tag  # stored as given
+    assert only_item(testapp)["language"] == expected
+
+    news_settings(api, language=None)
+    assert only_item(testapp)["language"] == "fr"
+    assert post_news(api, post, language=tag)["language"] == tag
     assert only_item(testapp)["language"] == expected
 
 

@@ -195,10 +195,12 @@ def video_fields(
         )
         return None
     uploader_url = clean_url(video.uploader_url)
+    # S-503: the caption, then a description (the owner's, then the host's), then the
+    # video's public URL; the file or player URL when no page URL is known.
     description = _first_text(
         MAX_DESCRIPTION,
-        video.description,
         video.caption,
+        video.description,
         video.host_description,
         video.page_url,
         video.content_url,

@@ -660,7 +660,7 @@ def test_a_video_added_through_the_api_is_listed_with_its_fields(api, testapp, p
     assert video == {
         "thumbnail_loc": FULL["thumbnail_url"],
         "title": FULL["title"],
-        "description": FULL["description"],
+        "description": FULL["caption"],  # the caption comes first (S-503)
         "content_loc": FULL["content_url"],
         "player_loc": FULL["player_url"],
         "duration": "754",

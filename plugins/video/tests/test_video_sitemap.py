@@ -261,7 +261,7 @@ def test_every_field_of_a_fully_described_video(api, testapp):
         {
             "thumbnail_loc": FULL_VIDEO["thumbnail_url"],
             "title": FULL_VIDEO["title"],
-            "description": FULL_VIDEO["description"],
+            "description": FULL_VIDEO["caption"],  # the caption comes first (S-503)
             "content_loc": FULL_VIDEO["content_url"],
             "player_loc": FULL_VIDEO["player_url"],
             "duration": "754",
@@ -386,7 +386,7 @@ def test_a_video_without_title_follows_the_post_title(api, testapp):
     assert [v["title"] for v in videos_of(testapp)] == ["After"]
 
 
-def test_description_falls_back_to_caption_then_host_description_then_page_url(
+def test_description_is_the_caption_then_the_description_then_the_host_one_then_page_url(
     oembed_api, oembed_server, testapp
 ):
     api = oembed_api
@@ -410,17 +410,35 @@ def test_description_falls_back_to_caption_then_host_description_then_page_url(
     assert [(v["title"], v["description"]) for v in videos] == [
         ("Title from Vimeo", "What Vimeo says about it"),  # the host's description
         ("Descriptions", f"https://www.youtube.com/watch?v={YOUTUBE_ID}"),  # its page
-        ("Described", "Own words"),
+        ("Described", "A caption"),  # the caption wins over the description
         ("Captioned", "Only a caption"),
         ("Paged", "https://videos.example.test/paged"),
     ]
 
     vimeo_video = api.get(f"/api/posts/{post['id']}/videos").json["items"][0]
     assert vimeo_video["host_description"] == "What Vimeo says about it"
-    update_video(api, vimeo_video, caption="A caption beats the host")
-    assert videos_of(testapp)[0]["description"] == "A caption beats the host"
-    update_video(api, vimeo_video, description="A description beats the caption")
-    assert videos_of(testapp)[0]["description"] == "A description beats the caption"
+    update_video(api, vimeo_video, description="A description beats the host")
+    assert videos_of(testapp)[0]["description"] == "A description beats the host"
+    update_video(api, vimeo_video, caption="A caption beats the description")
+    assert videos_of(testapp)[0]["description"] == "A caption beats the description"
+    update_video(api, vimeo_video, caption=None)
+    assert videos_of(testapp)[0]["description"] == "A description beats the host"
+
+
+def test_the_caption_wins_over_the_description_and_the_page_url_comes_last(api, testapp):
+    post = create_post(api, slug="caption-first", title="Caption first")
+    page = "https://videos.example.test/"
+    add_video(api, post, title="Both", caption="Caption", description="Words", page_url=page + "1")
+    add_video(api, post, title="Description", description="Only words", page_url=page + "2")
+    add_video(api, post, title="Blank caption", caption=" \n ", description="Words", page_url=page)
+    add_video(api, post, title="Neither", page_url=page + "4")
+
+    assert [(v["title"], v["description"]) for v in videos_of(testapp)] == [
+        ("Both", "Caption"),
+        ("Description", "Only words"),
+        ("Blank caption", "Words"),
+        ("Neither", page + "4"),
+    ]
 
 
 def test_a_long_description_is_cut_to_2048_characters(api, testapp):
