@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 import zoneinfo
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from functools import cache
 from importlib.resources import files
@@ -136,7 +136,21 @@ def _detailed(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
     checker = jsonschema.FormatChecker(formats=())
     for format_name, (check, _) in FORMATS.items():
         checker.checks(format_name)(check)
-    return jsonschema.Draft202012Validator(schema, format_checker=checker)
+    validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
+    return validator(schema, format_checker=checker)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    """``pattern`` as jsonschema-rs reads it: its ``$`` is the end of the text, where
+    Python's ``re`` also lets it match before a final newline (``"pt-BR\n"``). Without
+    this, a value refused by the fast validator found no error to name here."""
+    import jsonschema
+
+    if not validator.is_type(instance, "string"):
+        return
+    found = re.search(pattern, instance)
+    if found is None or (pattern.endswith("$") and found.end() != len(instance)):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def problems_checker(schema: dict[str, Any]) -> Callable[[Any], list[FieldProblem]]:

@@ -148,6 +148,7 @@ def test_allowed_image_hosts_can_be_emptied(api):
         ({"language": "e"}, "language"),
         ({"language": "en_GB"}, "language"),
         ({"language": "en-"}, "language"),
+        ({"language": "en-GB\n"}, "language"),
         ({"language": ""}, "language"),
         ({"front_page": "static"}, "front_page"),
         ({"front_page": None}, "front_page"),
