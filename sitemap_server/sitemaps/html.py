@@ -21,7 +21,17 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
 
-from .responses import X_ROBOTS_TAG, not_found
+from .responses import (
+    RENDER_CACHE,
+    RenderCache,
+    Rendered,
+    accepts_gzip,
+    is_not_modified,
+    not_found,
+    pack,
+    send,
+    sitemap_headers,
+)
 from .views import HTML_ROOT, INDEX, html_url, moved
 
 # lxml is imported by the first page for people, in each function that uses it: a
@@ -67,7 +77,6 @@ STYLESHEETS = "sitemap_server.html_stylesheets"
 
 
 def html_view(request: Request) -> Response:
-    from lxml import etree
 
     document = request.matchdict.get("document") or INDEX
     site_url = request.read_state.site.site_url
@@ -81,10 +90,37 @@ def html_view(request: Request) -> Response:
         return moved(request, html_url(site_url, name))
     if xml.status_int != 200:
         return not_found(request, request.path)
+    # The page is made once per version of its XML (a 50,000-URL page takes about a
+    # second), and kept in the render cache beside the XML.
+    etag = f"{xml.etag}-html"
+    wants_gzip = accepts_gzip(request)
+    if is_not_modified(request, f"{etag}-gz" if wants_gzip else etag, xml.last_modified):
+        response = sitemap_headers(request, Response(status=304), etag, wants_gzip)
+        response.last_modified = xml.last_modified
+        return response
+    cache: RenderCache = request.registry[RENDER_CACHE]
+    key = ("html", document, site_url, etag)
+    page = cache.get(key)
+    if page is None:
+        with cache.rendering(key):
+            page = cache.get(key) or _page(request, xml, site_url, xml_path, etag)
+            if page is None:
+                return not_found(request, request.path)
+            cache.put(key, page)
+    response = Response(content_type="text/html", charset="UTF-8")
+    return send(request, response, page, wants_gzip)
+
+
+def _page(
+    request: Request, xml: Response, site_url: str, xml_path: str, etag: str
+) -> Rendered | None:
+    """The page for people of ``xml``: its stylesheet applied; None when it names none."""
+    from lxml import etree
+
     tree = etree.fromstring(xml.body, parser()).getroottree()
     stylesheet = _stylesheet_of(request, tree)
     if stylesheet is None:
-        return not_found(request, request.path)
+        return None
     page = stylesheet(
         tree,
         view=etree.XSLT.strparam("html"),
@@ -94,14 +130,7 @@ def html_view(request: Request) -> Response:
         },
     )
     _only_web_links(page.getroot())
-    response = Response(body=bytes(page), content_type="text/html", charset="UTF-8")
-    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
-    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
-    if xml.etag:
-        response.etag = f"{xml.etag}-html"
-        response.last_modified = xml.last_modified
-        response.conditional_response = True
-    return response
+    return pack([bytes(page)], etag, xml.last_modified)
 
 
 def _only_web_links(root: Any) -> None:

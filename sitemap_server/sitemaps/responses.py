@@ -137,10 +137,7 @@ def sitemap_response(
     reader: Reader = request.registry[READER]
     cache: RenderCache = request.registry[RENDER_CACHE]
     state = request.read_state
-    # No (or an unreadable) Accept-Encoding gets plain XML: curl, urllib and many
-    # validators send none and do not decompress.
-    accept_encoding = request.accept_encoding
-    wants_gzip = bool(accept_encoding) and bool(accept_encoding.acceptable_offers(["gzip"]))
+    wants_gzip = accepts_gzip(request)
 
     versions = state.version_of(*names)
     etag = document_etag(what, versions)
@@ -160,9 +157,21 @@ def sitemap_response(
                     return not_found(request, request.path)
                 rendered = found
     response = Response(content_type=XML_CONTENT_TYPE, charset="UTF-8")
-    sitemap_headers(request, response, rendered.etag, wants_gzip)
+    return send(request, response, rendered, wants_gzip)
+
+
+def accepts_gzip(request: Request) -> bool:
+    """No (or an unreadable) Accept-Encoding gets plain bytes: curl, urllib and many
+    validators send none and do not decompress."""
+    accept_encoding = request.accept_encoding
+    return bool(accept_encoding) and bool(accept_encoding.acceptable_offers(["gzip"]))
+
+
+def send(request: Request, response: Response, rendered: Rendered, gzipped: bool) -> Response:
+    """``rendered`` as the body of ``response``, gzipped or not, with the sitemap headers."""
+    sitemap_headers(request, response, rendered.etag, gzipped)
     response.last_modified = rendered.last_modified
-    if wants_gzip:
+    if gzipped:
         response.body = rendered.gzipped
         response.content_encoding = "gzip"
     else:
@@ -190,28 +199,32 @@ def _render(
         pieces = render(conn, state)
         if pieces is None:
             return None
-        compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, GZIP_WBITS)
-        gzipped: list[bytes] = []
-        plain: list[bytes] | None = []
-        size = 0
-        for piece in pieces:
-            data = piece.encode("utf-8")
-            size += len(data)
-            gzipped.append(compressor.compress(data))
-            if plain is not None and size <= KEEP_PLAIN_BYTES:
-                plain.append(data)
-            else:
-                plain = None
-        gzipped.append(compressor.flush())
-    rendered = Rendered(
-        b"".join(plain) if plain is not None else None,
-        b"".join(gzipped),
-        size,
-        document_etag(what, versions),
-        state.changed_at(*names),
-    )
+        rendered = pack(
+            (piece.encode("utf-8") for piece in pieces),
+            document_etag(what, versions),
+            state.changed_at(*names),
+        )
     cache.put(key, rendered)
     return rendered
+
+
+def pack(pieces: Iterable[bytes], etag: str, last_modified: datetime | None) -> Rendered:
+    """A document from its pieces, compressed as they come: the plain bytes are kept
+    only while they are few (``KEEP_PLAIN_BYTES``)."""
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, GZIP_WBITS)
+    gzipped: list[bytes] = []
+    plain: list[bytes] | None = []
+    size = 0
+    for data in pieces:
+        size += len(data)
+        gzipped.append(compressor.compress(data))
+        if plain is not None and size <= KEEP_PLAIN_BYTES:
+            plain.append(data)
+        else:
+            plain = None
+    gzipped.append(compressor.flush())
+    joined = b"".join(plain) if plain is not None else None
+    return Rendered(joined, b"".join(gzipped), size, etag, last_modified)
 
 
 def is_not_modified(request: Request, etag: str, last_modified: datetime | None) -> bool:

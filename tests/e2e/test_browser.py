@@ -19,6 +19,10 @@ and "All sitemaps") lands on the right page with its own count; a full-page scre
 each is saved. Crawlers asking for the ``.xml`` URLs with any ``Accept`` header (a
 browser's included) still get the very same XML.
 
+A second Chromium runs with XSLT off, as Chrome's stable channel ships since November
+2026: opening a ``.xml`` URL shows its source, whose leading comment names the page for
+people, and that page shows the document (S-312).
+
 The browser resolves no host but 127.0.0.1, and the commands run behind a proxy that
 refuses, so the test never touches the network (the demo asks for nothing anyway).
 """
@@ -195,22 +199,43 @@ def expected(site: str) -> Callable[[str], Expected]:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., BrowserContext]]:
+    """Starts Chromium with more arguments; every one started is closed with the module."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run scripts/ensure-chromium")
     with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            user_data_dir=tmp_path_factory.mktemp("chromium-profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-        )
-        try:
+        contexts: list[BrowserContext] = []
+
+        def launch(*args: str) -> BrowserContext:
+            context = playwright.chromium.launch_persistent_context(
+                user_data_dir=tmp_path_factory.mktemp("chromium-profile"),
+                executable_path=CHROMIUM,
+                headless=True,
+                args=[*CHROMIUM_ARGS, *args],
+            )
             context.set_default_timeout(TIMEOUT_MS)
             context.set_default_navigation_timeout(TIMEOUT_MS)
-            yield context
+            contexts.append(context)
+            return context
+
+        try:
+            yield launch
         finally:
-            context.close()
+            for context in contexts:
+                context.close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: Callable[..., BrowserContext]) -> BrowserContext:
+    """Chromium as it ships this version: XSLT on, under a deprecation banner."""
+    return chromium()
+
+
+@pytest.fixture(scope="module")
+def browser_without_xslt(chromium: Callable[..., BrowserContext]) -> BrowserContext:
+    """Chromium as its stable channel ships since November 2026: no XSLT. It shows an XML
+    document as a tree of its source, comments and instructions included."""
+    return chromium("--disable-blink-features=XSLT")
 
 
 @pytest.fixture(scope="module")
@@ -429,6 +454,49 @@ def test_crawlers_get_the_xml_whatever_they_accept(site, expected, name, accept)
     want = "sitemapindex" if name == INDEX else "urlset"
     assert etree.QName(root).namespace == SITEMAP_NS
     assert etree.QName(root).localname == expected(name).root == want
+    assert response.content == expected(name).body
+
+
+# Without XSLT -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_without_xslt_the_xml_shows_where_its_readable_page_is(
+    browser_without_xslt, expected, site, name
+):
+    """What a person sees opening a sitemap in a browser without XSLT: the source, whose
+    comment names the page for people; that page shows the document, counted and linked."""
+    page = browser_without_xslt.new_page()
+    try:
+        response = page.goto(site + xml_path(name))
+        assert response is not None and response.status == 200
+        assert response.headers["content-type"].split(";")[0] == "text/xml"
+        shown = page.locator("body").inner_text()
+        assert page.locator("#count").count() == 0  # not transformed: the source is shown
+        lines = [line for line in shown.splitlines() if "People read it at" in line]
+        assert len(lines) == 1, shown[:2000]
+        readable = lines[0].split("People read it at", 1)[1].split()[0]
+        assert readable == site + html_path(name) == expected(name).html_view
+        page.goto(readable)
+        assert_shows_count(page, expected(name))
+        assert row_links(page, name) == [[link] for link in expected(name).html_links]
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_without_xslt_the_page_for_people_links_to_the_same_xml(
+    browser_without_xslt, expected, site, name
+):
+    page = browser_without_xslt.new_page()
+    try:
+        open_view(page, site, name, HTML_VIEW)
+        page.locator("#xml-view").click()
+        page.wait_for_url(site + xml_path(name))
+        assert "People read it at " + site + html_path(name) in page.locator("body").inner_text()
+    finally:
+        page.close()
+    response = requests.get(site + xml_path(name), headers={"Accept": BROWSER_ACCEPT}, timeout=10)
     assert response.content == expected(name).body
 
 

@@ -5,10 +5,12 @@ The pages are parsed as HTML and checked for what a person sees: the counts, the
 rows, the links between the two views. (tests/e2e opens them in a real browser.)
 """
 
+import gzip
 from urllib.parse import unquote
 
 import pytest
 from lxml import etree, html
+from webob import Request
 
 from sitemap_server.testing import SITE_URL, parse_sitemap
 
@@ -197,3 +199,46 @@ def test_the_page_revalidates_like_the_xml(site, testapp):
         "/sitemaps/post-sitemap.html", headers={"If-None-Match": f'"{first.etag}"'}, status=304
     )
     assert again.body == b""
+    site.patch_json("/api/posts/1", {"title": "Renamed"}, status=200)
+    changed = testapp.get(
+        "/sitemaps/post-sitemap.html", headers={"If-None-Match": f'"{first.etag}"'}, status=200
+    )
+    assert changed.etag != first.etag
+
+
+def test_the_page_is_made_once_per_version_of_its_xml(site, testapp, monkeypatch):
+    """A page for people costs an XSLT transformation (about a second for 50,000 URLs): it
+    is kept, like the XML, until the document changes."""
+    from sitemap_server.sitemaps import html as html_views
+
+    made = []
+    real = html_views._page
+
+    def counted(*args):
+        made.append(args[3])
+        return real(*args)
+
+    monkeypatch.setattr(html_views, "_page", counted)
+    bodies = {testapp.get("/sitemaps/post-sitemap.html", status=200).body for _ in range(3)}
+    assert made == ["/post-sitemap.xml"] and len(bodies) == 1
+    site.patch_json("/api/posts/1", {"title": "Renamed"}, status=200)
+    changed = testapp.get("/sitemaps/post-sitemap.html", status=200)
+    assert made == ["/post-sitemap.xml"] * 2
+    assert changed.body != bodies.pop()
+
+
+def test_the_page_is_gzipped_for_browsers_that_accept_it(site, testapp):
+    def raw(**headers):  # what the application sends (WebTest would decompress it)
+        return Request.blank("/sitemaps/post-sitemap.html", headers=headers).get_response(
+            testapp.app
+        )
+
+    plain = raw(**{"Accept-Encoding": "identity"})
+    zipped = raw(**{"Accept-Encoding": "gzip, deflate, br"})
+    assert plain.content_encoding is None and zipped.content_encoding == "gzip"
+    assert zipped.headers["Vary"] == "Accept-Encoding"
+    assert gzip.decompress(zipped.body) == plain.body
+    assert zipped.etag != plain.etag
+    assert html.fromstring(plain.body).xpath("count(//table[@id='urls']/tbody/tr)") == 4
+    again = raw(**{"Accept-Encoding": "gzip", "If-None-Match": zipped.headers["ETag"]})
+    assert again.status_int == 304
