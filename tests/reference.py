@@ -17,6 +17,9 @@ Where the spec is silent, the reference says what the product decided, each in o
 - a part n ≥ 2 has its post's date and no images;
 - an author or a term counts the listed posts as their sitemaps date them (``lastmod``);
 - a year or month in a permalink is the UTC one of the publication time.
+- the site's excluded posts (``excluded_post_ids``) are left out like a post flagged
+  "exclude from sitemap", so they date no author, term or home page;
+- with ``author_sitemap`` off there is no author sitemap: not in the index, no document.
 
 The video and news sitemaps (plugins) are not part of it: the rebuild check covers them.
 """
@@ -33,7 +36,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sitemap_server.models import Author, Post, PostType, Taxonomy, Term, post_terms
-from sitemap_server.models.site import SiteSettings
+from sitemap_server.models.site import ExcludedPost, SiteSettings
 from sitemap_server.testing import SITEMAP_NS, parse_sitemap
 
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -85,6 +88,7 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
     authors = {a.id: a for a in session.scalars(select(Author))}
     terms = {t.id: t for t in session.scalars(select(Term))}
     links = session.execute(select(post_terms.c.post_id, post_terms.c.term_id)).all()
+    excluded = set(session.scalars(select(ExcludedPost.post_id)))  # Yoast's "exclude posts"
 
     def permalink(post: Post) -> str:  # S-103
         if post.path:
@@ -122,6 +126,7 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
             and robots != "noindex"
             and (not post.canonical or post.canonical == url)
             and not post.exclude_from_sitemap
+            and post.id not in excluded
             and post.published_at is not None
             and post.published_at <= now
             and good_loc(url)
@@ -183,14 +188,18 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
         for (key, part), url in entries.items()
         if key and part == 1
     }
-    by_author: dict[str, dict[tuple[int, int], Url]] = {"author": {}}
-    for author in authors.values():
-        dates = [
-            date for post_id, date in listed_dates.items() if posts[post_id].author_id == author.id
-        ]
-        if dates and not author.noindex:
-            url = f"{site_url}/author/{author.slug}/"
-            by_author["author"][(author.id, 1)] = Url(url, max(dates))
+    by_author: dict[str, dict[tuple[int, int], Url]] = {}
+    if site.author_sitemap:  # the settings can turn the author sitemap off as a whole
+        by_author["author"] = {}
+        for author in authors.values():
+            dates = [
+                date
+                for post_id, date in listed_dates.items()
+                if posts[post_id].author_id == author.id
+            ]
+            if dates and not author.noindex:
+                url = f"{site_url}/author/{author.slug}/"
+                by_author["author"][(author.id, 1)] = Url(url, max(dates))
 
     by_taxonomy: dict[str, dict[tuple[int, int], Url]] = {
         name: {} for name, t in taxonomies.items() if t.public and not t.noindex

@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.orm import object_session
+
 from ..content.links import Links
 from ..models import Author, Post, PostType, SiteSettings, Taxonomy, Term
+from ..models.site import excluded_post_ids
 
 
 def w3c(value: datetime | None) -> str | None:
@@ -88,6 +91,7 @@ def post_dict(post: Post, links: Links) -> dict[str, Any]:
 
 
 def settings_dict(settings: SiteSettings, site_url: str) -> dict[str, Any]:
+    session = object_session(settings)
     return {
         "site_url": site_url,
         "title": settings.title,
@@ -99,4 +103,7 @@ def settings_dict(settings: SiteSettings, site_url: str) -> dict[str, Any]:
         "front_page_id": settings.front_page_id,
         "posts_page_id": settings.posts_page_id,
         "allowed_image_hosts": list(settings.allowed_image_hosts or []),
+        "author_sitemap": settings.author_sitemap,
+        # Stored beside the settings row (models/site.py: ExcludedPost), read in its session.
+        "excluded_post_ids": excluded_post_ids(session) if session is not None else [],
     }

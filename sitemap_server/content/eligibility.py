@@ -22,10 +22,11 @@ from datetime import datetime
 from typing import Any
 
 import pluggy
-from sqlalchemy import ColumnElement, and_, or_
+from sqlalchemy import ColumnElement, and_, or_, select
 
 from ..models import Author, Post, PostStatus, PostType, Robots, SitemapEntry, Taxonomy, Term
 from ..models.content import MAX_URL_LENGTH
+from ..models.site import ExcludedPost, SiteSettings
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +145,12 @@ def post_rules(plugins: pluggy.PluginManager, post_type: PostType, now: datetime
             Post.exclude_from_sitemap.is_(False),
             lambda post: 'it is flagged "exclude from sitemap"',
         ),
+        Rule(
+            "excluded_post_ids",
+            "S-201",
+            Post.id.not_in(select(ExcludedPost.post_id)),
+            lambda post: "its id is in the site's excluded posts (settings: excluded_post_ids)",
+        ),
         Rule("scheduled", "S-201", Post.published_at <= now, _scheduled),
         *_plugin_rules(plugins, "post"),
     ]
@@ -186,6 +193,19 @@ def taxonomy_rules() -> list[Rule]:
             lambda taxonomy: f"its taxonomy {taxonomy.name!r} is noindexed",
         ),
     ]
+
+
+def author_sitemap_exclusion(settings: SiteSettings) -> Exclusion | None:
+    """Why no author is listed at all: the site settings turn the author sitemap off
+    (``author_sitemap``; its provider is then not registered, as a post type without a
+    sitemap), or None."""
+    if settings.author_sitemap:
+        return None
+    return Exclusion(
+        "author_sitemap",
+        "S-202",
+        "the site settings turn the author sitemap off (author_sitemap): no author is listed",
+    )
 
 
 def author_rules(plugins: pluggy.PluginManager) -> list[Rule]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String
+from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from ..context import context_of
@@ -12,6 +12,10 @@ from .meta import Base
 DEFAULT_ENTRIES_PER_PAGE = 1000
 # Protocol limit: a sitemap file holds at most 50,000 URLs.
 MAX_ENTRIES_PER_PAGE = 50_000
+# Yoast's "exclude posts" list, kept by hand: a change of it records each id added or
+# removed as a changed post in the request's own transaction (one multi-row insert of the
+# change log up to 10,000 rows), and its body stays far under the API's 2 MiB limit.
+MAX_EXCLUDED_POSTS = 10_000
 
 
 class SiteSettings(Base):
@@ -36,6 +40,24 @@ class SiteSettings(Base):
     front_page_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
     posts_page_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
     allowed_image_hosts: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # Yoast's switch for the author sitemap: off, author-sitemap.xml is not a sitemap at
+    # all (404, not in the index), as a post type without one.
+    author_sitemap: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class ExcludedPost(Base):
+    """One of the site's excluded posts (``excluded_post_ids``, Yoast's "exclude posts"):
+    never listed (S-201), whatever its type or fields.
+
+    A table rather than a list in ``site_settings``, so that the rule is one SQL criterion
+    (``content/eligibility.py``) however long the list. No foreign key: as in Yoast, an id
+    with no post is kept (a post deleted, or not made yet) and applies to the post that
+    has it.
+    """
+
+    __tablename__ = "excluded_posts"
+
+    post_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
 
 
 # Reading them: every part of the application that needs the settings or the site URL.
@@ -44,6 +66,11 @@ class SiteSettings(Base):
 def get_settings(session: Session) -> SiteSettings:
     # The row is created by the first migration and can never be deleted.
     return session.get_one(SiteSettings, 1)
+
+
+def excluded_post_ids(session: Session) -> list[int]:
+    """The site's excluded posts, in id order."""
+    return list(session.scalars(select(ExcludedPost.post_id).order_by(ExcludedPost.post_id)))
 
 
 def effective_site_url(settings: SiteSettings, configured: str) -> str:

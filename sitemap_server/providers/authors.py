@@ -1,4 +1,5 @@
-"""``author-sitemap.xml``: authors with at least one listed post (S-202)."""
+"""``author-sitemap.xml``: authors with at least one listed post (S-202), unless the site
+settings turn the author sitemap off (``author_sitemap``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from sqlalchemy.orm import Session
 from ..content import eligibility, permalinks
 from ..hookspecs import hookimpl
 from ..models import Author, Post, SitemapEntry
+from ..models.site import get_settings
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry
 from ..sitemaps.providers import BuildContext, Provider, chunks
@@ -17,6 +19,10 @@ from ..sitemaps.providers import BuildContext, Provider, chunks
 
 @hookimpl
 def sitemap_providers(session: Session) -> list[Provider]:
+    # Off, there is no author sitemap at all: not in the index, 404, its stored entries
+    # dropped by the rebuild the setting's change records (as for a post type's).
+    if not get_settings(session).author_sitemap:
+        return []
     return [AuthorProvider()]
 
 

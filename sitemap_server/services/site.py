@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from ..errors import Invalid
-from ..models import Post, SiteSettings
-from ..models.site import get_settings
-from .common import apply, changed, flush
+from ..models import Post, SiteSettings, post_terms
+from ..models.site import MAX_EXCLUDED_POSTS, ExcludedPost, excluded_post_ids, get_settings
+from ..sitemaps.providers import chunks
+from .common import apply, changed, flush, get_or_404
+
+# Ids are 32-bit integers (the API's Id); a larger one names no post.
+MAX_ID = 2**31 - 1
 
 FIELDS = (
     "site_url",
@@ -22,6 +27,7 @@ FIELDS = (
     "front_page_id",
     "posts_page_id",
     "allowed_image_hosts",
+    "author_sitemap",
 )
 
 
@@ -36,6 +42,10 @@ def _check_page(session: Session, field: str, post_id: int | None) -> None:
 
 
 def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
+    if "excluded_post_ids" in data:
+        # Two changes of the list at once run one after the other: each reads what the
+        # other stored, instead of both inserting the same id.
+        get_or_404(session, SiteSettings, 1, "settings", for_update=True)
     settings = get_settings(session)
     for field in ("front_page_id", "posts_page_id"):
         if field in data:
@@ -46,11 +56,14 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
         # Host names ignore case: "CDN.example.com" and "cdn.example.com" are one host.
         hosts = dict.fromkeys(h.lower() for h in data["allowed_image_hosts"])
         data = {**data, "allowed_image_hosts": list(hosts)}
+    excluded = _excluded_ids(data["excluded_post_ids"]) if "excluded_post_ids" in data else None
     apply(settings, data, FIELDS)
     if settings.front_page_id is not None and settings.front_page_id == settings.posts_page_id:
         raise Invalid.field("posts_page_id", "the posts page cannot also be the front page")
     altered = _altered_fields(session, settings)
     flush(session, "settings")
+    if excluded is not None:
+        _exclude_posts(session, excluded)
     # Search engines hear of the whole site again when it stops being private or moves
     # (entries hold paths, so a new site URL changes none of them).
     whole_site = not settings.private and bool({"private", "site_url"} & altered)
@@ -61,8 +74,49 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     return settings
 
 
+def _excluded_ids(value: Any) -> set[int]:
+    """``excluded_post_ids`` as a set (duplicates are one id); the API's schema refuses
+    the same with a 400 before this is reached."""
+    if not isinstance(value, list) or len(value) > MAX_EXCLUDED_POSTS:
+        raise Invalid.field(
+            "excluded_post_ids", f"must be a list of at most {MAX_EXCLUDED_POSTS} post ids"
+        )
+    for position, post_id in enumerate(value):
+        if type(post_id) is not int or not 1 <= post_id <= MAX_ID:
+            raise Invalid.field(
+                f"excluded_post_ids/{position}", f"{post_id!r} is not a post id (1 to {MAX_ID})"
+            )
+    return set(value)
+
+
+def _exclude_posts(session: Session, wanted: set[int]) -> None:
+    """Store ``wanted`` as the excluded posts, and record the posts that came in or went
+    out of the list as changed, with their authors and terms, as a write of each post
+    would: exactly what they affect is refreshed (their entries, their authors' and
+    terms' dates, the home page's), not every sitemap. Ids with no post are stored and
+    change nothing."""
+    stored = set(excluded_post_ids(session))
+    added, removed = wanted - stored, stored - wanted
+    for batch in chunks(sorted(removed)):
+        session.execute(delete(ExcludedPost).where(ExcludedPost.post_id.in_(batch)))
+    for batch in chunks(sorted(added)):
+        session.execute(insert(ExcludedPost), [{"post_id": post_id} for post_id in batch])
+    posts: set[int] = set()
+    authors: set[int | None] = set()
+    terms: set[int] = set()
+    for batch in chunks(sorted(added | removed)):
+        rows = session.execute(select(Post.id, Post.author_id).where(Post.id.in_(batch)))
+        for post_id, author_id in rows:
+            posts.add(post_id)
+            authors.add(author_id)
+        linked = select(post_terms.c.term_id).where(post_terms.c.post_id.in_(batch))
+        terms.update(session.scalars(linked))
+    if posts:
+        changed(session, posts=posts, authors=authors, terms=terms)
+
+
 # Settings that change what the entries say (URLs, images, the home page, page size, and
-# the offset of every date in their stored fragments).
+# the offset of every date in their stored fragments), or which sitemaps there are.
 ENTRY_FIELDS = {
     "site_url",
     "timezone",
@@ -71,6 +125,7 @@ ENTRY_FIELDS = {
     "front_page_id",
     "posts_page_id",
     "entries_per_page",
+    "author_sitemap",
 }
 
 

@@ -25,6 +25,7 @@ from ..content.eligibility import Exclusion, Rule
 from ..context import plugins_of
 from ..errors import NotFound
 from ..models import Author, Post, PostType, SitemapEntry, SitemapPage, Taxonomy, Term, post_terms
+from ..providers.authors import AuthorProvider
 from ..providers.posts import is_static_front_page, newest_lastmod
 from ..providers.taxonomies import term_subtree
 from .maintenance import all_providers, build_context, catch_up, filter_entry
@@ -212,8 +213,10 @@ class Explainer:
         return reasons
 
     def _author_reasons(self, author: Author) -> list[Exclusion]:
+        off = eligibility.author_sitemap_exclusion(self.settings)
         rules = eligibility.author_rules(self.plugins)
-        reasons = self._failing(rules, Author.id == author.id, author)
+        reasons = [off] if off is not None else []
+        reasons += self._failing(rules, Author.id == author.id, author)
         reasons += eligibility.candidate_exclusions(self.plugins, "author", author, None)
         if self._listed_of_author(author.id) is None:
             reasons.append(Exclusion("listed_posts", "S-202", "none of its posts is listed"))
@@ -310,9 +313,13 @@ class Explainer:
         name, number = document.group(1), document.group(2)
         page = int(number) if number else 1
         provider = next((p for p in self.providers if p.name == name), None)
+        subject = {"kind": "sitemap", "sitemap": name, "page": page}
+        if name == AuthorProvider.name:
+            off = eligibility.author_sitemap_exclusion(self.settings)
+            if off is not None:  # it answers 404 until it is turned on again
+                return Explanation(url, subject, reasons=[off])
         if provider is None:
             raise NotFound(f"{url}: there is no sitemap named {name!r}")
-        subject = {"kind": "sitemap", "sitemap": name, "page": page}
         explanation = Explanation(url, subject)
         if self.settings.private:
             explanation.reasons.append(_private())

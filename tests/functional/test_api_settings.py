@@ -17,6 +17,8 @@ DEFAULTS = {
     "front_page_id": None,
     "posts_page_id": None,
     "allowed_image_hosts": [],
+    "author_sitemap": True,
+    "excluded_post_ids": [],
 }
 
 

@@ -10,7 +10,8 @@ tools would:
 - a custom post type and a custom taxonomy switched public / noindexed, their permalink
   patterns changed, deleted and made again;
 - settings: the home page and posts page, privacy, the page size, the site URL (with a
-  path), the time zone, the allowed image hosts;
+  path), the time zone, the allowed image hosts, the author sitemap switched off and on,
+  the list of excluded posts;
 - with the plugins loaded, videos (added, and found in the content) and the news
   settings, "not news" posts and excluded terms;
 - and time passing scheduled posts and the news sitemap's 48 hours.
@@ -472,12 +473,24 @@ def machine_for(
                     {"timezone": "UTC"},
                     {"allowed_image_hosts": [CDN]},
                     {"allowed_image_hosts": []},
+                    {"author_sitemap": False},
+                    {"author_sitemap": True},
                     *({"site_url": url} for url in SITE_URLS),
                 ]
             )
         )
         def settings(self, change):
             self.write("patch", "/api/settings", change)
+
+        @rule(
+            excluded=st.lists(posts | pages, max_size=3),
+            missing=st.sampled_from([[], [], [], [10_000]]),
+        )
+        def excluded_posts(self, excluded, missing):
+            """Yoast's "exclude posts": the list replaced, posts coming in and going out
+            (an id of no post too)."""
+            ids = [post for post in excluded if post is not None] + missing
+            self.write("patch", "/api/settings", {"excluded_post_ids": ids})
 
         @rule(hours=st.sampled_from([1, 1, 30, 50, 24 * 365 * 80]))
         def time_passes(self, hours):

@@ -127,3 +127,23 @@ def test_the_test_database_was_left_alone(engine):
     with engine.connect() as connection:
         assert tables(connection) == set(metadata.tables)
         assert differences(connection) == []
+
+
+def test_0010_keeps_an_existing_site_as_it_was(scratch, ini_file):
+    """A site migrated from 0009 keeps its author sitemap and excludes no post; going
+    back to 0009 removes both settings."""
+    with scratch.begin() as connection:
+        config = migrations.alembic_config(ini_file, connection=connection)
+        command.upgrade(config, "0009")
+        connection.execute(text("UPDATE site_settings SET title = 'Existing'"))
+
+        command.upgrade(config, "0010")
+        row = connection.execute(text("SELECT title, author_sitemap FROM site_settings")).one()
+        assert (row.title, bool(row.author_sitemap)) == ("Existing", True)
+        assert connection.execute(text("SELECT count(*) FROM excluded_posts")).scalar() == 0
+
+        command.downgrade(config, "0009")
+        columns = {c["name"] for c in inspect(connection).get_columns("site_settings")}
+        assert "author_sitemap" not in columns
+        assert "excluded_posts" not in tables(connection)
+        assert connection.execute(text("SELECT title FROM site_settings")).scalar() == "Existing"
