@@ -127,7 +127,7 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
             and good_loc(url)
         )
 
-    def images(  # S-403: the images of the page at page_url
+    def images(  # S-403: of a post, or of a term (its description as the HTML)
         page_url: str, html: str, featured: str | None = None, extras: list[str] | None = None
     ) -> tuple[str, ...]:
         hosts = {urlsplit(site_url).hostname, *site.allowed_image_hosts}
@@ -230,7 +230,9 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
         base = taxonomy.archive_base.strip("/")
         url = f"{site_url}{'/' + base if base else ''}/{'/'.join(slugs)}/"
         if dates and (not term.canonical or term.canonical == url) and good_loc(url):
-            by_taxonomy[term.taxonomy][(term.id, 1)] = Url(url, max(dates))
+            by_taxonomy[term.taxonomy][(term.id, 1)] = Url(
+                url, max(dates), images(url, term.description)
+            )
 
     # S-303, S-304, S-301: pages of "entries per page", in key order; the index dates each.
     result = Sitemaps(index={}, documents={}, site_url=site_url)
