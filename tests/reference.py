@@ -132,10 +132,12 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
             and good_loc(url)
         )
 
-    def images(post: Post, page_url: str) -> tuple[str, ...]:  # S-403
+    def images(  # S-403: of a post, or of a term (its description as the HTML)
+        page_url: str, html: str, featured: str | None = None, extras: list[str] | None = None
+    ) -> tuple[str, ...]:
         hosts = {urlsplit(site_url).hostname, *site.allowed_image_hosts}
         found: list[str] = []
-        for raw in [post.featured_image or "", *images_in(post.content), *post.images]:
+        for raw in [featured or "", *images_in(html), *(extras or [])]:
             url = urldefrag(urljoin(page_url, raw.strip())).url if raw.strip() else ""
             parts = urlsplit(url)
             on_host = parts.scheme in ("http", "https") and parts.hostname in hosts
@@ -155,7 +157,9 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
             continue  # S-206: listed once, as the home page
         url = permalink(post)
         lastmod = max(post.published_at, post.modified_at)
-        by_type[post.type][(post.id, 1)] = Url(url, lastmod, images(post, url))
+        by_type[post.type][(post.id, 1)] = Url(
+            url, lastmod, images(url, post.content, post.featured_image, post.images)
+        )
         for part in range(2, post.parts + 1):  # S-103, S-207
             part_url = url if url.endswith("/") else url + "/"
             by_type[post.type][(post.id, part)] = Url(f"{part_url}{part}/", lastmod)
@@ -174,7 +178,11 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
     if home_type in by_type and newest_post is not None:  # S-206, S-402
         front = posts.get(site.front_page_id) if static_front else None
         home = site_url + "/"
-        home_images = images(front, home) if front is not None else ()
+        home_images = (
+            images(home, front.content, front.featured_image, front.images)
+            if front is not None
+            else ()
+        )
         by_type[home_type][(0, 1)] = Url(home, newest_post, home_images)
     for name in by_type:
         archive, archive_date = types[name].archive_path, newest(name)
@@ -231,7 +239,9 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
         base = taxonomy.archive_base.strip("/")
         url = f"{site_url}{'/' + base if base else ''}/{'/'.join(slugs)}/"
         if dates and (not term.canonical or term.canonical == url) and good_loc(url):
-            by_taxonomy[term.taxonomy][(term.id, 1)] = Url(url, max(dates))
+            by_taxonomy[term.taxonomy][(term.id, 1)] = Url(
+                url, max(dates), images(url, term.description)
+            )
 
     # S-303, S-304, S-301: pages of "entries per page", in key order; the index dates each.
     result = Sitemaps(index={}, documents={}, site_url=site_url)
@@ -254,18 +264,24 @@ def good_loc(url: str) -> bool:
 
 
 class _Images(HTMLParser):
-    """``<img src>`` and the widest candidate of its ``srcset`` (S-403)."""
+    """``<img src>``, the widest candidate of its ``srcset``, and the widest of the
+    ``srcset`` of each ``<source>`` whose element is a ``<picture>`` (S-403); a ``<source>``
+    of a ``<video>`` or an ``<audio>`` is no image."""
 
     def __init__(self) -> None:
         super().__init__()
         self.found: list[str] = []
+        self.parents: list[str] = []  # the open picture, video and audio elements
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
-        if tag != "img":
-            return
-        if attributes.get("src"):
+        if tag in ("picture", "video", "audio"):
+            self.parents.append(tag)
+        in_picture = bool(self.parents) and self.parents[-1] == "picture"
+        if tag == "img" and attributes.get("src"):
             self.found.append(attributes["src"] or "")
+        if tag != "img" and not (tag == "source" and in_picture):
+            return
         candidates = []
         for candidate in (attributes.get("srcset") or "").split(","):
             if not candidate.strip():
@@ -275,6 +291,14 @@ class _Images(HTMLParser):
             candidates.append((width, -len(candidates), url))
         if candidates:
             self.found.append(max(candidates)[2])
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)  # "<picture/>" is open: HTML ignores the "/"
+
+    def handle_endtag(self, tag: str) -> None:
+        while tag in self.parents:
+            if self.parents.pop() == tag:
+                break
 
 
 def images_in(html: str) -> list[str]:

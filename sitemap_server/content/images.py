@@ -1,9 +1,12 @@
-"""The images of a post (S-403): featured, ``<img>`` in the content, explicit extras."""
+"""The images of a page (S-403): of a post, its featured image, the images in its content
+and its explicit extras; of a term, the images in its description. One extraction, which
+every provider calls."""
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
@@ -11,47 +14,105 @@ from .sanitize import UnsafeUrl, host_of, normal_host, normal_url
 
 log = logging.getLogger(__name__)
 
-# A srcset candidate's width or density ("640w", "1.5x"); ASCII digits only: "²w" is
-# a digit to str.isdigit, not to float().
-_DESCRIPTOR = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[wx]")
 # Protocol limit: Google reads at most 1,000 image:image elements per URL.
 MAX_IMAGES_PER_URL = 1000
+# Only HTML with one of these tags can hold an image; most has none and is not parsed.
+# Any case: HTML tag names are case-insensitive.
+_IMAGE_TAG = re.compile(r"<(?:img|source)", re.IGNORECASE)
+# What a <source> belongs to: in a <picture> it offers an image (srcset); in a <video> or
+# an <audio> a media file (src), which is no image.
+_SOURCE_PARENTS = frozenset({"picture", "video", "audio"})
+# A srcset candidate, as HTML parses it: the URL is a run of characters other than ASCII
+# whitespace (commas too: "w_300,h_200" is one URL), after any whitespace and commas; its
+# descriptors run to the next comma outside parentheses.
+_CANDIDATE_URL = re.compile(r"[\t\n\f\r ,]*([^\t\n\f\r ,][^\t\n\f\r ]*)")
+_DESCRIPTORS = re.compile(r"(?:[^,(]|\([^)]*\)?)*")
+# A width ("640w"), a density ("1.5x") or a height ("480h", beside a width). ASCII digits
+# only: "²w" is a digit to str.isdigit, not to float().
+_WIDTH = re.compile(r"[0-9]+w")
+_DENSITY = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?x")
+_HEIGHT = re.compile(r"[0-9]+h")
 
 
 class _ImageCollector(HTMLParser):
+    """``<img src>``, the largest candidate of ``<img srcset>`` and of each ``<source
+    srcset>`` of a ``<picture>``, in document order."""
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.found: list[str] = []
+        # The open <picture>, <video> and <audio> elements, innermost last.
+        self.open: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag != "img":
+        if tag in _SOURCE_PARENTS:
+            self.open.append(tag)
+            return
+        if tag == "source" and not (self.open and self.open[-1] == "picture"):
+            return
+        if tag not in ("img", "source"):
             return
         values = dict(attrs)
-        if values.get("src"):
+        if tag == "img" and values.get("src"):
             self.found.append(values["src"] or "")
         largest = _largest_candidate(values.get("srcset") or "")
         if largest:
             self.found.append(largest)
 
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        # As in HTML, "/>" closes nothing: "<picture/>" is an open picture.
+        self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.open:
+            # Closes it and whatever was left open inside it.
+            del self.open[len(self.open) - 1 - self.open[::-1].index(tag) :]
+
+
+def _candidates(srcset: str) -> Iterator[tuple[str, list[str]]]:
+    """Each candidate of a ``srcset``: its URL and its descriptors."""
+    position = 0
+    while found := _CANDIDATE_URL.match(srcset, position):
+        url, position = found.group(1), found.end()
+        if url.endswith(","):  # "a.jpg, b.jpg 2x": no descriptors
+            yield url.rstrip(","), []
+            continue
+        descriptors = _DESCRIPTORS.match(srcset, position)
+        assert descriptors is not None  # it matches the empty string
+        position = descriptors.end()
+        yield url, descriptors.group().split()
+
+
+def _size(descriptors: list[str]) -> float | None:
+    """A candidate's width or density (1 without a descriptor), or None when its
+    descriptors are not valid (a browser ignores such a candidate)."""
+    size: float | None = None
+    for descriptor in descriptors:
+        if _HEIGHT.fullmatch(descriptor):
+            continue
+        if size is not None or not (_WIDTH.fullmatch(descriptor) or _DENSITY.fullmatch(descriptor)):
+            return None
+        size = float(descriptor[:-1])
+        if descriptor.endswith("w") and size == 0:
+            return None
+    return 1.0 if size is None else size
+
 
 def _largest_candidate(srcset: str) -> str | None:
-    """The candidate of a ``srcset`` with the largest width (or density) descriptor."""
+    """The valid candidate of a ``srcset`` with the largest width (or density); the
+    first of equals."""
     best, best_size = None, -1.0
-    for candidate in srcset.split(","):
-        pieces = candidate.split()
-        if not pieces:
-            continue
-        size = 1.0
-        if len(pieces) > 1 and _DESCRIPTOR.fullmatch(pieces[1]):
-            size = float(pieces[1][:-1])
-        if size > best_size:
-            best, best_size = pieces[0], size
+    for url, descriptors in _candidates(srcset):
+        size = _size(descriptors)
+        if size is not None and size > best_size:
+            best, best_size = url, size
     return best
 
 
 def content_images(html: str) -> list[str]:
-    if "<img" not in html and "<IMG" not in html:
-        return []  # most posts: no need to parse at all
+    """The image URLs of an HTML fragment as written (relative ones too), in order."""
+    if not _IMAGE_TAG.search(html):
+        return []
     collector = _ImageCollector()
     collector.feed(html)
     collector.close()
@@ -66,8 +127,10 @@ def post_images(
     page_url: str,
     allowed_hosts: list[str],
 ) -> list[str]:
-    """Absolute image URLs in normal form (``sanitize.normal_url``), de-duplicated in
-    order, on the site's host or an allowed one.
+    """The images of the page at ``page_url``: ``featured``, those in the HTML
+    ``content`` (``content_images``) and ``extras``, as absolute URLs in normal form
+    (``sanitize.normal_url``), de-duplicated in order, on the site's host or an allowed
+    one, at most ``MAX_IMAGES_PER_URL``. A term has only its description as ``content``.
 
     Relative URLs are resolved against the page they appear on (``page_url``); images on
     other hosts are kept only when their host is an allowed CDN (S-403). An image that is

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..content import eligibility
+from ..content.images import post_images
 from ..hookspecs import hookimpl
 from ..models import SitemapEntry, Taxonomy, Term, post_terms
 from ..sitemaps.changes import ContentChanges
@@ -28,7 +29,8 @@ def sitemap_providers(session: Session) -> list[Provider]:
 
 class TaxonomyProvider(Provider):
     """S-203: a term is listed when it has a listed post, its descendants' included in a
-    hierarchical taxonomy; its lastmod is the newest of those posts."""
+    hierarchical taxonomy; its lastmod is the newest of those posts. Its images are those
+    of its description (a category banner), found as a post's are in its content."""
 
     kind = "term"
     order = 30
@@ -129,8 +131,19 @@ class TaxonomyProvider(Provider):
                     key=term.id,
                     path=url[len(ctx.site_url) :],
                     lastmod=max(dates, default=None),
+                    images=self._images(ctx, term, url),
                     item=term,
                 )
+
+    def _images(self, ctx: BuildContext, term: Term, url: str) -> list[str]:
+        return post_images(
+            None,
+            term.description or "",
+            [],
+            ctx.site_url,
+            url,
+            list(ctx.settings.allowed_image_hosts or []),
+        )
 
 
 def term_subtree(session: Session, taxonomy: str, term_id: int) -> list[int]:
