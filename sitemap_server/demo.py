@@ -3,7 +3,8 @@
 Deterministic (seeded random), so two runs give the same site. Besides ordinary content it
 holds the cases a sitemap must handle: drafts, private and password-protected posts, a
 noindexed post, one with a foreign canonical URL, one excluded by flag, a scheduled post,
-a multi-part post, nested pages, a static front page and posts page, images in content
+a multi-part post, nested pages, a static front page and posts page, translations
+(pages, posts and a category in English, German or French), images in content
 (relative, absolute, srcset, a CDN and a foreign host), embedded videos (YouTube, Vimeo,
 ``<video>``), a custom post type and taxonomy. Installed plugins add their own demo content
 (``sitemap_seed_demo``). Seeding makes no network request: the demo runs offline.
@@ -40,6 +41,8 @@ AUTHORS = [
 CATEGORIES = ["News", "Travel", "Food", "Technology", "Culture", "Science"]
 SUBCATEGORIES = {"Travel": ["Europe", "Asia"], "Food": ["Recipes"]}
 CDN = "cdn.demo-images.example"
+# Posts that have a German version (S-405).
+TRANSLATED_POSTS = (1, 2, 3)
 # Post number -> what makes it a case sitemaps must handle.
 SPECIAL_CASES: dict[int, dict[str, object]] = {
     11: {"status": "draft"},
@@ -113,7 +116,14 @@ def _seed(
 ) -> None:
     site.update_settings(
         session,
-        {"title": "Demo Site", "language": "en", "allowed_image_hosts": [CDN]},
+        {
+            "title": "Demo Site",
+            "language": "en",
+            "allowed_image_hosts": [CDN],
+            # Some pages, posts and a category are translated (S-405).
+            "languages": ["en", "de", "fr"],
+            "x_default_language": "en",
+        },
     )
     author_ids = []
     for slug, name in AUTHORS:
@@ -125,7 +135,8 @@ def _seed(
 
     category_ids = []
     for name in CATEGORIES:
-        parent = terms.create_term(session, {"taxonomy": "category", "name": name})
+        translated = {"language": "en", "translation_group": "news"} if name == "News" else {}
+        parent = terms.create_term(session, {"taxonomy": "category", "name": name, **translated})
         category_ids.append(parent.id)
         for child in SUBCATEGORIES.get(name, []):
             category_ids.append(
@@ -166,13 +177,22 @@ def _seed(
 
     home = page("Home", slug="home")
     blog = page("Blog", slug="blog")
-    about = page("About us", slug="about", featured_image="/uploads/team.jpg")
+    about = page(
+        "About us",
+        slug="about",
+        featured_image="/uploads/team.jpg",
+        language="en",
+        translation_group="about",
+    )
+    page("Über uns", slug="ueber-uns", language="de", translation_group="about")
+    page("À propos", slug="a-propos", language="fr", translation_group="about")
     page("Our team", slug="team", parent=about)
     page("History", slug="history", parent=about)
     services = page("Services", slug="services")
     for name in ("Consulting", "Training", "Support"):
         page(name, parent=services)
-    page("Contact", slug="contact")
+    page("Contact", slug="contact", language="en", translation_group="contact")
+    page("Kontakt", slug="kontakt", language="de", translation_group="contact")
     page("Privacy policy", slug="privacy", robots="noindex")
     page("Draft page", slug="draft-page", status="draft")
     site.update_settings(
@@ -199,11 +219,39 @@ def _seed(
             data["featured_image"] = f"/uploads/featured-{n}.jpg"
         if n % 2 == 0:
             data["images"] = [f"https://{CDN}/gallery-{n}.jpg"]
+        if n in TRANSLATED_POSTS:
+            data.update(language="en", translation_group=f"story-{n}")
         data.update(SPECIAL_CASES.get(n, {}))
         if data["modified_at"] > now.isoformat():  # type: ignore[operator]
             data["modified_at"] = now.isoformat()
         post_service.create_post(session, data, lookups)
 
+    neuigkeiten = terms.create_term(
+        session,
+        {
+            "taxonomy": "category",
+            "name": "Neuigkeiten",
+            "language": "de",
+            "translation_group": "news",
+        },
+    )
+    for n in TRANSLATED_POSTS:  # their German versions
+        post_service.create_post(
+            session,
+            {
+                "type": "post",
+                "title": f"Geschichte {n}",
+                "slug": f"geschichte-{n}",
+                "status": "publish",
+                "author": author_ids[0],
+                "published_at": (now - timedelta(days=700 - n)).isoformat(),
+                "content": f"<p>Die Geschichte {n}, auf Deutsch.</p>",
+                "terms": [neuigkeiten.id],
+                "language": "de",
+                "translation_group": f"story-{n}",
+            },
+            lookups,
+        )
     post_service.create_post(  # scheduled: listed when its time comes
         session,
         {

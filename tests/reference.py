@@ -40,7 +40,8 @@ from sitemap_server.models.site import ExcludedPost, SiteSettings
 from sitemap_server.testing import SITEMAP_NS, parse_sitemap
 
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
-NS = {"s": SITEMAP_NS, "image": IMAGE_NS}
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+NS = {"s": SITEMAP_NS, "image": IMAGE_NS, "xhtml": XHTML_NS}
 MAX_URL = 2048  # S-208: shorter than 2,048 characters
 MAX_IMAGES = 1000  # S-403
 # RFC 3986: what a path may carry unescaped (pchar and "/").
@@ -56,6 +57,8 @@ class Url:
     loc: str
     lastmod: datetime | None
     images: tuple[str, ...] = ()
+    # S-405: (hreflang, href) of each listed member of its translation group, then x-default.
+    alternates: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -164,6 +167,32 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
             part_url = url if url.endswith("/") else url + "/"
             by_type[post.type][(post.id, part)] = Url(f"{part_url}{part}/", lastmod)
 
+    x_default = site.x_default_language or site.language
+
+    def with_alternates(
+        entries: dict[tuple[int, int], Url], members: dict[int, tuple[str | None, str | None]]
+    ) -> None:
+        """S-405: each listed member of a group (``members``: id -> (group, language)) gets
+        the URL of every listed member by language, then x-default; none alone."""
+        groups: dict[str, dict[str, str]] = {}
+        for (key, part), url in entries.items():
+            group, language = members.get(key, (None, None))
+            if part == 1 and group and language:
+                groups.setdefault(group, {})[language] = url.loc
+        for (key, part), url in list(entries.items()):
+            group, _ = members.get(key, (None, None))
+            found = groups.get(group or "", {})
+            if part != 1 or len(found) < 2:
+                continue
+            links = [(language, found[language]) for language in sorted(found)]
+            if x_default in found:
+                links.append(("x-default", found[x_default]))
+            entries[key, part] = Url(url.loc, url.lastmod, url.images, tuple(links))
+
+    post_groups = {p.id: (p.translation_group, p.language) for p in posts.values()}
+    for entries in by_type.values():
+        with_alternates(entries, post_groups)
+
     def newest(type_name: str) -> datetime | None:
         dates = [u.lastmod for (key, _), u in by_type.get(type_name, {}).items() if key]
         return max(dates, default=None)
@@ -172,7 +201,7 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
     if site.posts_page_id is not None and (site.posts_page_id, 1) in by_type.get("page", {}):
         own = by_type["page"][(site.posts_page_id, 1)]
         by_type["page"][(site.posts_page_id, 1)] = Url(
-            own.loc, newest_post or own.lastmod, own.images
+            own.loc, newest_post or own.lastmod, own.images, own.alternates
         )
     home_type = "page" if static_front else "post"
     if home_type in by_type and newest_post is not None:  # S-206, S-402
@@ -243,13 +272,20 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
                 url, max(dates), images(url, term.description)
             )
 
+    term_groups = {t.id: (t.translation_group, t.language) for t in terms.values()}
+    for entries in by_taxonomy.values():
+        with_alternates(entries, term_groups)
+
     # S-303, S-304, S-301: pages of "entries per page", in key order; the index dates each.
     result = Sitemaps(index={}, documents={}, site_url=site_url)
     for name, entries in [*by_type.items(), *by_author.items(), *by_taxonomy.items()]:
         ordered = [entries[position] for position in sorted(entries)]
         size = site.entries_per_page
         for number, start in enumerate(range(0, len(ordered), size), start=1):
-            page = [Url(u.loc, second(u.lastmod), u.images) for u in ordered[start : start + size]]
+            page = [
+                Url(u.loc, second(u.lastmod), u.images, u.alternates)
+                for u in ordered[start : start + size]
+            ]
             path = f"/{name}-sitemap{number if number > 1 else ''}.xml"
             result.documents[path] = page
             result.index[site_url + path] = max(
@@ -329,6 +365,10 @@ def served(app: Any, site_url: str) -> Sitemaps:
                 url.findtext("s:loc", namespaces=NS),
                 parse_date(url.findtext("s:lastmod", namespaces=NS)),
                 tuple(image.text for image in url.iterfind("image:image/image:loc", NS)),
+                tuple(
+                    (link.get("hreflang"), link.get("href"))
+                    for link in url.iterfind("xhtml:link", NS)
+                ),
             )
             for url in document.iterfind("s:url", NS)
         ]

@@ -61,6 +61,8 @@ def term_dict(term: Term, links: Links) -> dict[str, Any]:
         "description": term.description,
         "noindex": term.noindex,
         "canonical": term.canonical,
+        "language": term.language,
+        "translation_group": term.translation_group,
         "url": links.term(term),
     }
 
@@ -85,6 +87,8 @@ def post_dict(post: Post, links: Links) -> dict[str, Any]:
         "exclude_from_sitemap": post.exclude_from_sitemap,
         "parts": post.parts,
         "path": post.path,
+        "language": post.language,
+        "translation_group": post.translation_group,
         "terms": [t.id for t in post.terms],
         "permalink": links.post(post),
     }
@@ -104,6 +108,8 @@ def settings_dict(settings: SiteSettings, site_url: str) -> dict[str, Any]:
         "posts_page_id": settings.posts_page_id,
         "allowed_image_hosts": list(settings.allowed_image_hosts or []),
         "author_sitemap": settings.author_sitemap,
+        "languages": list(settings.languages or []),
+        "x_default_language": settings.x_default_language,
         # Stored beside the settings row (models/site.py: ExcludedPost), read in its session.
         "excluded_post_ids": excluded_post_ids(session) if session is not None else [],
     }

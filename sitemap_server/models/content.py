@@ -26,6 +26,14 @@ from .meta import Base, UTCDateTime, metadata
 MAX_URL_LENGTH = 2047
 MAX_SLUG_LENGTH = 200
 MAX_TITLE_LENGTH = 1000
+# A BCP 47 language tag as site owners write them (en, pt-BR, zh-Hant, sr-Latn-RS): what
+# hreflang takes. 35 characters hold any tag of a language and its script, region and
+# variants (RFC 5646, 4.4.1).
+LANGUAGE_TAG = r"[a-z]{2,3}(-[A-Za-z0-9]{1,8})*"
+MAX_LANGUAGE_TAG = 35
+# A translation group's key: any name the site owner's system gives it (a slug, a number).
+TRANSLATION_GROUP = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+MAX_TRANSLATION_GROUP = 64
 
 
 class PostStatus(enum.StrEnum):
@@ -85,6 +93,10 @@ class Post(Base):
     __tablename__ = "posts"
     __table_args__ = (
         UniqueConstraint("type", "slug", name="uq_posts_type_slug"),
+        # A translation group holds one post per language, all of one type (S-405).
+        UniqueConstraint(
+            "type", "translation_group", "language", name="uq_posts_type_translation_group"
+        ),
         # Sitemaps list one type's published posts in id order: this index answers them.
         Index("ix_posts_type_status_id", "type", "status", "id"),
         # The next scheduled post of a type (its sitemap's ``due_at``).
@@ -112,6 +124,10 @@ class Post(Base):
     exclude_from_sitemap: Mapped[bool] = mapped_column(Boolean, default=False)
     parts: Mapped[int] = mapped_column(Integer, default=1)
     path: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))
+    # Its language, and the group of its translations (S-405): the listed members of a
+    # group name each other in their <url> (hreflang).
+    language: Mapped[str | None] = mapped_column(String(MAX_LANGUAGE_TAG))
+    translation_group: Mapped[str | None] = mapped_column(String(MAX_TRANSLATION_GROUP))
 
     terms: Mapped[list[Term]] = relationship(
         secondary=post_terms, order_by="Term.id", lazy="selectin"
@@ -132,7 +148,12 @@ class Taxonomy(Base):
 
 class Term(Base):
     __tablename__ = "terms"
-    __table_args__ = (UniqueConstraint("taxonomy", "slug", name="uq_terms_taxonomy_slug"),)
+    __table_args__ = (
+        UniqueConstraint("taxonomy", "slug", name="uq_terms_taxonomy_slug"),
+        UniqueConstraint(
+            "taxonomy", "translation_group", "language", name="uq_terms_taxonomy_translation_group"
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     taxonomy: Mapped[str] = mapped_column(ForeignKey("taxonomies.name"))
@@ -142,3 +163,5 @@ class Term(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     noindex: Mapped[bool] = mapped_column(Boolean, default=False)
     canonical: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))
+    language: Mapped[str | None] = mapped_column(String(MAX_LANGUAGE_TAG))
+    translation_group: Mapped[str | None] = mapped_column(String(MAX_TRANSLATION_GROUP))

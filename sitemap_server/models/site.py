@@ -43,6 +43,10 @@ class SiteSettings(Base):
     # Yoast's switch for the author sitemap: off, author-sitemap.xml is not a sitemap at
     # all (404, not in the index), as a post type without one.
     author_sitemap: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The languages the site is written in (none named: any); the one whose member of a
+    # translation group is its x-default (None: the site's language).
+    languages: Mapped[list[str]] = mapped_column(JSON, default=list)
+    x_default_language: Mapped[str | None] = mapped_column(String(35))
 
 
 class ExcludedPost(Base):

@@ -44,6 +44,8 @@ class SitemapEntry(Base):
     lastmod: Mapped[datetime | None] = mapped_column(UTCDateTime)
     images: Mapped[list[str]] = mapped_column(JSON, default=list)
     extra: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # Its translations' URLs, itself included ([hreflang, path], then x-default; S-405).
+    alternates: Mapped[list[list[str]] | None] = mapped_column(JSON)
     # The bytes of its <url> element in a page: pages are cut by it too (S-310).
     size: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Its <url> element, rendered when it was stored (``sitemaps/rendering.py``), the

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.orm import Session, lazyload
 
 from ..content import eligibility, permalinks
@@ -14,10 +15,12 @@ from ..content.images import post_images
 from ..hookspecs import hookimpl
 from ..models import Post, PostStatus, PostType, SitemapEntry, SiteSettings, post_terms
 from ..sitemaps.changes import ContentChanges
-from ..sitemaps.entries import Entry
+from ..sitemaps.entries import Entry, alternate_links
 from ..sitemaps.providers import BuildContext, Provider, chunks
 
 log = logging.getLogger(__name__)
+# Posts read at a time; the translations of each such chunk are read in one query.
+CHUNK = 1000
 
 
 @hookimpl
@@ -52,6 +55,10 @@ class PostTypeProvider(Provider):
         keys = _touched(ctx, changes, self.name, types) | gone
         if keys and self.hierarchical:
             keys |= descendants(ctx.session, keys)
+        if keys:
+            # Each member of a group names the others (S-405): a change of one (listed or
+            # not, a new URL) changes them all.
+            keys |= translations(ctx.session, self.name, keys)
         if self.name != "post" and (gone or _touched(ctx, changes, "post", types)):
             # The static home page and the posts page are dated by the newest post.
             keys |= {ctx.settings.posts_page_id or 0}
@@ -96,29 +103,74 @@ class PostTypeProvider(Provider):
         criteria = eligibility.post_criteria(ctx.plugins, self._type, ctx.now)
         batches = [None] if keys is None else list(chunks(sorted(keys)))
         for batch in batches:
-            # Terms are not needed here: don't let the relationship load them for every post.
-            query = select(Post).options(lazyload(Post.terms)).where(criteria).order_by(Post.id)
+            query = self._listed(criteria).order_by(Post.id)
             if batch is not None:
                 query = query.where(Post.id.in_(batch))
-            for post in ctx.session.scalars(query.execution_options(yield_per=1000)):
-                yield from self._post_entries(ctx, post)
+            posts = ctx.session.scalars(query.execution_options(yield_per=CHUNK))
+            for some in chunks(posts, CHUNK):
+                groups = self._translations(ctx, criteria, some)
+                for post in some:
+                    alternates = groups.get(post.translation_group or "")
+                    yield from self._post_entries(ctx, post, alternates)
 
-    def _post_entries(self, ctx: BuildContext, post: Post) -> Iterator[Entry]:
-        settings = ctx.settings
-        if is_static_front_page(settings, post.id):
-            return  # listed as the home page itself (S-206)
+    @staticmethod
+    def _listed(criteria: ColumnElement[bool]) -> Select[Any]:
+        # Terms are not needed here: don't let the relationship load them for every post.
+        return select(Post).options(lazyload(Post.terms)).where(criteria)
+
+    def _listed_url(self, ctx: BuildContext, post: Post, quiet: bool = False) -> str | None:
+        """The URL ``post`` (one the criteria let through) is listed under, or None when
+        it is not listed: the static front page (listed as the home page itself, S-206),
+        or a post a plugin or the URL rules leave out."""
+        if is_static_front_page(ctx.settings, post.id):
+            return None
         url = ctx.links.post(post)
         excluded = next(eligibility.candidate_exclusions(ctx.plugins, "post", post, url), None)
-        if excluded is not None:
-            if excluded.rule == eligibility.URL_RULE:
-                log.warning("post %s left out of the sitemap: %s", post.id, excluded.reason)
+        if excluded is None:
+            return url
+        if excluded.rule == eligibility.URL_RULE and not quiet:
+            log.warning("post %s left out of the sitemap: %s", post.id, excluded.reason)
+        return None
+
+    def _translations(
+        self, ctx: BuildContext, criteria: ColumnElement[bool], posts: Iterable[Post]
+    ) -> dict[str, list[list[str]]]:
+        """The alternates of the translation groups of ``posts`` (``alternate_links``):
+        their listed members are found as ``entries`` lists them."""
+        groups = {p.translation_group for p in posts if p.translation_group and p.language}
+        members: dict[str, dict[str, str]] = {}
+        for batch in chunks(sorted(groups)):
+            query = self._listed(criteria).where(
+                Post.translation_group.in_(batch), Post.language.is_not(None)
+            )
+            for member in ctx.session.scalars(query):
+                url = self._listed_url(ctx, member, quiet=True)
+                if url is not None and member.translation_group and member.language:
+                    by_language = members.setdefault(member.translation_group, {})
+                    by_language[member.language] = url[len(ctx.site_url) :]
+        return alternate_links(members, ctx.settings.x_default_language or ctx.settings.language)
+
+    def _post_entries(
+        self, ctx: BuildContext, post: Post, alternates: list[list[str]] | None = None
+    ) -> Iterator[Entry]:
+        settings = ctx.settings
+        url = self._listed_url(ctx, post)
+        if url is None:
             return
         lastmod = max(d for d in (post.published_at, post.modified_at) if d is not None)
         if post.id == settings.posts_page_id:
             lastmod = newest_lastmod(ctx, "post") or lastmod
         path = url[len(ctx.site_url) :]
         images = self._images(ctx, post, url)
-        yield Entry(key=post.id, part=1, path=path, lastmod=lastmod, images=images, item=post)
+        yield Entry(
+            key=post.id,
+            part=1,
+            path=path,
+            lastmod=lastmod,
+            images=images,
+            alternates=alternates,
+            item=post,
+        )
         for part in range(2, post.parts + 1):
             yield Entry(
                 key=post.id,
@@ -197,6 +249,25 @@ def _touched(
                 select(SitemapEntry.key).where(
                     SitemapEntry.provider == post_type, SitemapEntry.key.in_(batch)
                 )
+            )
+        )
+    return found
+
+
+def translations(session: Session, post_type: str, ids: set[int]) -> set[int]:
+    """The posts of ``post_type`` in the translation groups of the posts ``ids``."""
+    groups: set[str] = set()
+    for batch in chunks(sorted(ids)):
+        groups.update(
+            g
+            for g in session.scalars(select(Post.translation_group).where(Post.id.in_(batch)))
+            if g is not None
+        )
+    found: set[int] = set()
+    for batch in chunks(sorted(groups)):
+        found.update(
+            session.scalars(
+                select(Post.id).where(Post.type == post_type, Post.translation_group.in_(batch))
             )
         )
     return found

@@ -14,7 +14,7 @@ from ..content.images import post_images
 from ..hookspecs import hookimpl
 from ..models import SitemapEntry, Taxonomy, Term, post_terms
 from ..sitemaps.changes import ContentChanges
-from ..sitemaps.entries import Entry
+from ..sitemaps.entries import Entry, alternate_links
 from ..sitemaps.providers import BuildContext, Provider, chunks
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,24 @@ class TaxonomyProvider(Provider):
         return {row.id: row.parent_id for row in rows}
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
+        keys = self._affected_terms(ctx, changes)
+        if keys:
+            # Each member of a group names the others (S-405).
+            keys |= set(
+                ctx.session.scalars(
+                    select(Term.id).where(
+                        Term.taxonomy == self.name,
+                        Term.translation_group.in_(
+                            select(Term.translation_group).where(
+                                Term.id.in_(keys), Term.translation_group.is_not(None)
+                            )
+                        ),
+                    )
+                )
+            )
+        return keys
+
+    def _affected_terms(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         keys = set(changes.terms)
         if not keys or not self.hierarchical:
             return keys
@@ -108,32 +126,62 @@ class TaxonomyProvider(Provider):
             terms = list(
                 session.scalars(query if batch is None else query.where(Term.id.in_(batch)))
             )
-            subtree = {t.id: _subtree(t.id, children) for t in terms}
+            # The other members of their translation groups: whether they are listed
+            # decides the alternates (S-405).
+            groups = sorted({t.translation_group for t in terms if t.translation_group})
+            known = {t.id for t in terms}
+            members = [
+                member
+                for some in chunks(groups)
+                for member in session.scalars(query.where(Term.translation_group.in_(some)))
+                if member.id not in known
+            ]
+            everyone = terms + members
+            subtree = {t.id: _subtree(t.id, children) for t in everyone}
             if batch is None:
                 own = self._own_newest(ctx, None)
             else:
                 own = self._own_newest(ctx, sorted({i for ids in subtree.values() for i in ids}))
+            listed = {
+                term.id: found
+                for term in everyone
+                if (found := self._listed(ctx, term, subtree[term.id], own, term.id in known))
+            }
+            alternates = translations(ctx, everyone, listed)
             for term in terms:
-                # S-203: a listed post of its own or, in a hierarchical taxonomy, of a
-                # descendant (as WordPress shows them on the term's archive).
-                if not any(i in own for i in subtree[term.id]):
+                if term.id not in listed:
                     continue
-                dates = [d for i in subtree[term.id] if (d := own.get(i)) is not None]
-                url = ctx.links.term(term)
-                excluded = next(
-                    eligibility.candidate_exclusions(ctx.plugins, "term", term, url), None
-                )
-                if excluded is not None:
-                    if excluded.rule == eligibility.URL_RULE:
-                        log.warning("term %s left out of the sitemap: %s", term.id, excluded.reason)
-                    continue
+                path, lastmod = listed[term.id]
                 yield Entry(
                     key=term.id,
-                    path=url[len(ctx.site_url) :],
-                    lastmod=max(dates, default=None),
-                    images=self._images(ctx, term, url),
+                    path=path,
+                    lastmod=lastmod,
+                    images=self._images(ctx, term, ctx.site_url + path),
+                    alternates=alternates.get(term.translation_group or ""),
                     item=term,
                 )
+
+    def _listed(
+        self,
+        ctx: BuildContext,
+        term: Term,
+        subtree: list[int],
+        own: dict[int, datetime | None],
+        warn: bool,
+    ) -> tuple[str, datetime | None] | None:
+        """The path and lastmod of ``term`` when it is listed, else None. S-203: it has a
+        listed post of its own or, in a hierarchical taxonomy, of a descendant (as
+        WordPress shows them on the term's archive)."""
+        if not any(i in own for i in subtree):
+            return None
+        url = ctx.links.term(term)
+        excluded = next(eligibility.candidate_exclusions(ctx.plugins, "term", term, url), None)
+        if excluded is not None:
+            if excluded.rule == eligibility.URL_RULE and warn:
+                log.warning("term %s left out of the sitemap: %s", term.id, excluded.reason)
+            return None
+        dates = [d for i in subtree if (d := own.get(i)) is not None]
+        return url[len(ctx.site_url) :], max(dates, default=None)
 
     def _images(self, ctx: BuildContext, term: Term, url: str) -> list[str]:
         return post_images(
@@ -144,6 +192,18 @@ class TaxonomyProvider(Provider):
             url,
             list(ctx.settings.allowed_image_hosts or []),
         )
+
+
+def translations(
+    ctx: BuildContext, terms: list[Term], listed: dict[int, tuple[str, datetime | None]]
+) -> dict[str, list[list[str]]]:
+    """The alternates of each translation group among ``terms`` with two listed members
+    or more (``listed``: the path of each listed one), as for posts."""
+    members: dict[str, dict[str, str]] = {}
+    for term in terms:
+        if term.id in listed and term.translation_group and term.language:
+            members.setdefault(term.translation_group, {})[term.language] = listed[term.id][0]
+    return alternate_links(members, ctx.settings.x_default_language or ctx.settings.language)
 
 
 def term_subtree(session: Session, taxonomy: str, term_id: int) -> list[int]:

@@ -129,3 +129,48 @@ def add_with_free_slug(
 
 # How many times a create tries the next free slug when others keep taking it.
 SLUG_ATTEMPTS = 5
+
+
+def check_translation(
+    languages: list[str],
+    group: str | None,
+    language: str | None,
+    member: Callable[[str, str], int | None],
+    own_id: int | None,
+    what: str,
+    kind: str,
+) -> None:
+    """A member of a translation group (S-405) has a language, one of the site's
+    ``languages`` when it names some, that no other member has (``member``: the id of
+    the one that has it, if any): ``what`` a post or a term, ``kind`` its type or
+    taxonomy."""
+    if language is not None and languages and language not in languages:
+        raise Invalid.field(
+            "language", f"{language!r} is not one of the site's languages ({', '.join(languages)})"
+        )
+    if group is None:
+        return
+    if language is None:
+        raise Invalid.field("language", f"a {what} in a translation group needs a language")
+    other = member(group, language)
+    if other is not None and other != own_id:
+        raise Conflict.field(
+            "translation_group",
+            f"translation group {group!r} already has a {language!r} {kind}: {what} {other}",
+        )
+
+
+def group_members(session: Session, item: Any, kind: str) -> set[int]:
+    """The posts or terms in ``item``'s translation group (itself included): those of its
+    ``kind`` (``type``, ``taxonomy``) with its group key."""
+    model = type(item)
+    if item.translation_group is None:
+        return set()
+    return set(
+        session.scalars(
+            select(model.id).where(
+                getattr(model, kind) == getattr(item, kind),
+                model.translation_group == item.translation_group,
+            )
+        )
+    )

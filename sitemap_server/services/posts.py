@@ -18,7 +18,16 @@ from ..errors import Conflict, FieldProblem, Invalid
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
 from ..sitemaps.changes import record
-from .common import add_with_free_slug, apply, changed, flush, get_or_404, parse_datetime
+from . import common
+from .common import (
+    add_with_free_slug,
+    apply,
+    changed,
+    flush,
+    get_or_404,
+    group_members,
+    parse_datetime,
+)
 from .ids import (
     allocating_ids,
     check_allocated_ids,
@@ -40,6 +49,8 @@ FIELDS = (
     "exclude_from_sitemap",
     "parts",
     "path",
+    "language",
+    "translation_group",
 )
 # Statuses whose posts have a publication date even when the client leaves it out.
 DATED_STATUSES = {PostStatus.PUBLISH, PostStatus.FUTURE, PostStatus.PRIVATE}
@@ -60,6 +71,9 @@ class Lookups:
         self._post_types: dict[int, str] = {}  # post id -> its type
         self._slugs: dict[str, set[str]] = {}  # type -> slugs known to be taken
         self._free_slugs: dict[str, set[str]] = {}  # type -> slugs known to be free
+        # (type, translation group, language) -> the post that has it (None: not yet known)
+        self._translations: dict[tuple[str, str, str], int | None] = {}
+        self._languages: list[str] | None = None
 
     def post_type(self, name: str) -> PostType | None:
         if name not in self._types:
@@ -111,6 +125,31 @@ class Lookups:
         self._slugs[post_type] |= taken
         self._free_slugs.setdefault(post_type, set()).update(wanted - taken)
 
+    def translation_of(self, post_type: str, group: str, language: str) -> int | None:
+        """The post of ``post_type`` that is the ``language`` member of ``group``, if any."""
+        key = (post_type, group, language)
+        if key not in self._translations:
+            self._translations[key] = self.session.scalar(
+                select(Post.id).where(
+                    Post.type == post_type,
+                    Post.translation_group == group,
+                    Post.language == language,
+                )
+            )
+        return self._translations[key]
+
+    def site_languages(self) -> list[str]:
+        if self._languages is None:
+            settings = self.session.get(SiteSettings, 1)
+            self._languages = list(settings.languages or []) if settings is not None else []
+        return self._languages
+
+    def remember_translation(
+        self, post_type: str, group: str | None, language: str | None, post_id: int
+    ) -> None:
+        if group is not None and language is not None:
+            self._translations[post_type, group, language] = post_id
+
     def remember_author(self, author_id: int) -> None:
         self._authors.add(author_id)
 
@@ -150,6 +189,21 @@ def _check_parent(
         node = lookups.session.scalar(select(Post.parent_id).where(Post.id == node))
 
 
+def check_translation(
+    lookups: Lookups,
+    post_type: str,
+    group: str | None,
+    language: str | None,
+    post_id: int | None,
+) -> None:
+    def member(group: str, language: str) -> int | None:
+        return lookups.translation_of(post_type, group, language)
+
+    common.check_translation(
+        lookups.site_languages(), group, language, member, post_id, "post", post_type
+    )
+
+
 def _check_references(lookups: Lookups, data: dict[str, Any]) -> None:
     if data.get("author") is not None and not lookups.author_exists(data["author"]):
         raise Invalid.field("author", f"unknown author {data['author']}")
@@ -182,6 +236,8 @@ def prepare_post(
         raise Conflict.field("id", f"{data['id']} is already taken")
     _check_references(lookups, data)
     _check_parent(lookups, post_type, data.get("parent"), None)
+    group, language = data.get("translation_group"), data.get("language")
+    check_translation(lookups, post_type.name, group, language, data.get("id"))
 
     if "slug" in data:
         if lookups.slug_taken(post_type.name, data["slug"]):
@@ -216,10 +272,15 @@ def prepare_post(
         "exclude_from_sitemap": data.get("exclude_from_sitemap", False),
         "parts": data.get("parts", 1),
         "path": data.get("path"),
+        "language": language,
+        "translation_group": group,
     }
     if "id" in data:
         row["id"] = data["id"]
     lookups.remember_post(post_type.name, slug, data.get("id"))
+    # An import line after this one may not take the same place in the group (the id is
+    # not known yet for a new post: any number but a real id says "taken").
+    lookups.remember_translation(post_type.name, group, language, data.get("id", 0))
     return row, list(data.get("terms", []))
 
 
@@ -258,12 +319,20 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     lookups = Lookups(session)
     post_type = session.get_one(PostType, post.type)
     _check_references(lookups, data)
-    # What the post was linked to before counts as changed too (author and term dates).
+    # What the post was linked to before counts as changed too (author and term dates,
+    # the translations that named it).
     record(
         session,
-        posts={post.id},
+        posts={post.id, *group_members(session, post, "type")},
         authors={post.author_id},
         terms={t.id for t in post.terms},
+    )
+    check_translation(
+        lookups,
+        post.type,
+        data.get("translation_group", post.translation_group),
+        data.get("language", post.language),
+        post.id,
     )
     if "parent" in data:
         _check_parent(lookups, post_type, data["parent"], post.id)
@@ -301,7 +370,7 @@ def delete_post(session: Session, post: Post) -> None:
     children = set(session.scalars(select(Post.id).where(Post.parent_id == post.id)))
     record(
         session,
-        posts={post.id, *children},
+        posts={post.id, *children, *group_members(session, post, "type")},
         authors={post.author_id},
         terms={t.id for t in post.terms},
     )

@@ -28,6 +28,8 @@ FIELDS = (
     "posts_page_id",
     "allowed_image_hosts",
     "author_sitemap",
+    "languages",
+    "x_default_language",
 )
 
 
@@ -60,6 +62,13 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     apply(settings, data, FIELDS)
     if settings.front_page_id is not None and settings.front_page_id == settings.posts_page_id:
         raise Invalid.field("posts_page_id", "the posts page cannot also be the front page")
+    languages = list(settings.languages or [])
+    if settings.x_default_language and languages and settings.x_default_language not in languages:
+        raise Invalid.field(
+            "x_default_language",
+            f"{settings.x_default_language!r} is not one of the site's languages "
+            f"({', '.join(languages)})",
+        )
     altered = _altered_fields(session, settings)
     flush(session, "settings")
     if excluded is not None:
@@ -126,6 +135,10 @@ ENTRY_FIELDS = {
     "posts_page_id",
     "entries_per_page",
     "author_sitemap",
+    # Which member of each translation group is its x-default (the site's language when
+    # none is named).
+    "x_default_language",
+    "language",
 }
 
 

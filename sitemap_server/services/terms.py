@@ -9,20 +9,22 @@ from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
 from ..errors import Invalid
-from ..models import Taxonomy, Term, post_terms
+from ..models import SiteSettings, Taxonomy, Term, post_terms
 from ..sitemaps.changes import record
 from .common import (
     add_with_free_slug,
     apply,
     changed,
+    check_translation,
     ensure_free,
     flush,
     get_or_404,
+    group_members,
     require_reference,
 )
 from .ids import use_explicit_id
 
-FIELDS = ("name", "description", "noindex", "canonical")
+FIELDS = ("name", "description", "noindex", "canonical", "language", "translation_group")
 
 
 def get_term(session: Session, term_id: int, for_update: bool = False) -> Term:
@@ -59,6 +61,23 @@ def _check_parent(session: Session, term: Term, taxonomy: Taxonomy, parent_id: i
         node = session.get(Term, node.parent_id) if node.parent_id else None
 
 
+def _check_translation(
+    session: Session, taxonomy: str, group: str | None, language: str | None, term_id: int | None
+) -> None:
+    def member(group: str, language: str) -> int | None:
+        return session.scalar(
+            select(Term.id).where(
+                Term.taxonomy == taxonomy,
+                Term.translation_group == group,
+                Term.language == language,
+            )
+        )
+
+    settings = session.get(SiteSettings, 1)
+    languages = list(settings.languages or []) if settings is not None else []
+    check_translation(languages, group, language, member, term_id, "term", taxonomy)
+
+
 def create_term(session: Session, data: dict[str, Any]) -> Term:
     taxonomy = require_reference(session, Taxonomy, data["taxonomy"], "taxonomy", "taxonomy")
     term = Term(taxonomy=taxonomy.name, description="", noindex=False)
@@ -71,6 +90,9 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
         base = slugify(data["name"], fallback=f"{taxonomy.name.replace('_', '-')}-term")
         term.slug = unique_slug(base, _slug_taken(session, taxonomy.name))
     _check_parent(session, term, taxonomy, data.get("parent"))
+    _check_translation(
+        session, taxonomy.name, data.get("translation_group"), data.get("language"), None
+    )
     term.parent_id = data.get("parent")
     apply(term, data, FIELDS)
     if base is None:
@@ -83,7 +105,15 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
 
 
 def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
-    record(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
+    # The translations that named it change too (S-405).
+    record(session, terms={term.id, term.parent_id, *group_members(session, term, "taxonomy")})
+    _check_translation(
+        session,
+        term.taxonomy,
+        data.get("translation_group", term.translation_group),
+        data.get("language", term.language),
+        term.id,
+    )
     if "slug" in data and data["slug"] != term.slug:
         ensure_free(session, Term.slug, data["slug"], "slug", Term.taxonomy == term.taxonomy)
         term.slug = data["slug"]
@@ -107,7 +137,7 @@ def delete_term(session: Session, term: Term) -> None:
     )
     record(
         session,
-        terms={term.id, *children} | ({term.parent_id} if term.parent_id else set()),
+        terms={term.id, term.parent_id, *children, *group_members(session, term, "taxonomy")},
         posts=linked,
     )
     session.execute(update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id))

@@ -23,7 +23,7 @@ from ..models import SitemapEntry, SitemapPage, SitemapVersion
 from .changes import ContentChanges
 from .maintenance import catch_up, refresh
 
-ENTRY_FIELDS = ("path", "lastmod", "images", "extra", "size", "xml")
+ENTRY_FIELDS = ("path", "lastmod", "images", "extra", "alternates", "size", "xml")
 PAGE_FIELDS = ("first_key", "first_part", "last_key", "last_part", "entries", "lastmod", "xml")
 ENTRIES = cast(Table, SitemapEntry.__table__)
 STORED_ENTRIES = "check_stored_entries"

@@ -23,6 +23,7 @@ from pyramid.response import Response
 
 from .responses import (
     RENDER_CACHE,
+    X_ROBOTS_TAG,
     RenderCache,
     Rendered,
     accepts_gzip,
@@ -133,6 +134,40 @@ def _page(
     return pack([bytes(page)], etag, xml.last_modified)
 
 
+# Plain XML made legible (a browser without XSLT renders the XML itself, with this):
+# each entry's loc and lastmod, the rest hidden, and first the page for people.
+CSS = """/* A sitemap, for search engines, shown as plain XML: its page for people is named. */
+@namespace s url(http://www.sitemaps.org/schemas/sitemap/0.9);
+:root {{ display: block; margin: 1em; font: 14px/1.5 system-ui, sans-serif; }}
+:root::before {{
+  content: "A sitemap, for search engines. People read it at " "{url}";
+  display: block; margin-bottom: 1em; font-weight: bold;
+}}
+s|url, s|sitemap {{ display: block; margin: 0 0 .6em; }}
+s|loc {{ display: block; }}
+s|lastmod {{ display: block; color: #555; font-size: 12px; }}
+s|url > :not(s|loc):not(s|lastmod) {{ display: none; }}
+"""
+
+
+def css_view(request: Request) -> Response:
+    """The stylesheet a document names besides its XSL (``views.css_path``)."""
+    document = request.matchdict["document"]
+    url = html_url(request.read_state.site.site_url, document)
+    text = CSS.format(url=css_string(url))
+    response = Response(text, content_type="text/css", charset="UTF-8")
+    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+    response.md5_etag()
+    response.conditional_response = True
+    return response
+
+
+def css_string(value: str) -> str:
+    """``value`` as the inside of a double-quoted CSS string."""
+    return "".join(f"\\{ord(c):x} " if c in '"\\\n\r' or ord(c) < 32 else c for c in value)
+
+
 def _only_web_links(root: Any) -> None:
     """Remove every link attribute that is not an http(s) URL or a path on this site.
 
@@ -187,3 +222,7 @@ def includeme(config: Configurator) -> None:
     )
     for route in ("sitemap.html.root", "sitemap.html.index", "sitemap.html.page"):
         config.add_view(html_view, route_name=route, request_method=("GET", "HEAD"))
+    config.add_route(
+        "sitemap.css", HTML_ROOT + "{document:sitemap_index[0-9]*|[a-z0-9_]+-sitemap[0-9]*}.css"
+    )
+    config.add_view(css_view, route_name="sitemap.css", request_method=("GET", "HEAD"))

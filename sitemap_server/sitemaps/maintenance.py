@@ -19,6 +19,7 @@ import copy
 import logging
 import zlib
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -29,7 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..content.links import Links
 from ..context import context_of, plugins_of
 from ..hookspecs import hookimpl
-from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion, take_write_lock
+from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion, Term, take_write_lock
 from ..models.meta import utcnow
 from ..models.notifications import ADDED, REMOVED, UPDATED
 from ..models.site import configured_site_url, effective_site_url, get_settings
@@ -173,6 +174,7 @@ def refresh(session: Session, changes: ContentChanges) -> None:
     overdue: set[str] = set()
     if not changes.everything:
         changes, overdue = _with_due_changes(ctx, providers, stored, changes)
+        changes = with_translations(session, changes)
     bulk = len(changes.posts) + len(changes.terms) >= BULK_CHANGE or (
         changes.everything and _is_large(session)
     )
@@ -202,6 +204,37 @@ def refresh(session: Session, changes: ContentChanges) -> None:
             update_provider(ctx, provider, keys, stored)
             if bulk:  # later providers join the entries just stored
                 update_planner_statistics(session, SitemapEntry.__tablename__)
+
+
+def with_translations(session: Session, changes: ContentChanges) -> ContentChanges:
+    """``changes`` and the other members of the translation groups of its posts and terms:
+    each member names the others (S-405), so a change of one (listed or not, a new URL)
+    is a change of every one, for every provider, the plugins' included."""
+    posts = _members(session, Post, Post.type, changes.posts)
+    terms = _members(session, Term, Term.taxonomy, changes.terms)
+    if posts <= changes.posts and terms <= changes.terms:
+        return changes
+    return replace(changes, posts=changes.posts | posts, terms=changes.terms | terms)
+
+
+def _members(session: Session, model: Any, kind: Any, ids: set[int]) -> set[int]:
+    """The ids of the members of the translation groups of ``ids`` (same kind, group)."""
+    found: set[int] = set()
+    for batch in chunks(sorted(ids)):
+        grouped = (
+            select(kind, model.translation_group)
+            .where(model.id.in_(batch), model.translation_group.is_not(None))
+            .subquery()
+        )
+        found.update(
+            session.scalars(
+                select(model.id).join(
+                    grouped,
+                    (kind == grouped.c[0]) & (model.translation_group == grouped.c[1]),
+                )
+            )
+        )
+    return found
 
 
 def _with_due_changes(
@@ -382,6 +415,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         table.c.lastmod,
         table.c.images,
         table.c.extra,
+        table.c.alternates,
     )
     if keys is None:
         bump(session, provider.name)
@@ -413,7 +447,9 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         _replace(ctx, provider, content_keys, fresh)
         special = list(_stored_form(ctx, provider, provider.special_entries(ctx)))
     candidates = fresh + special
-    after = {(e.key, e.part): (e.path, e.lastmod, e.images, e.extra) for e in candidates}
+    after = {
+        (e.key, e.part): (e.path, e.lastmod, e.images, e.extra, e.alternates) for e in candidates
+    }
     if after == before:
         return  # nothing a crawler would see has changed: no new version
     bump(session, provider.name)
@@ -447,7 +483,7 @@ def _url_changes(
     after: dict[tuple[int, int], tuple[Any, ...]],
 ) -> list[UrlChange]:
     """The URLs whose entries appeared, changed or went between ``before`` and ``after``
-    (both map (key, part) to (path, lastmod, images, extra))."""
+    (both map (key, part) to (path, lastmod, images, extra, alternates))."""
     found: dict[str, str] = {}
     for position, values in before.items():
         if position not in after:
@@ -472,8 +508,8 @@ def _announce(ctx: BuildContext, provider: Provider, urls: list[UrlChange] | Non
 
 def _sized(values: tuple[Any, ...]) -> tuple[Any, ...]:
     """What an entry's size depends on: all but its date."""
-    path, _lastmod, images, extra = values
-    return path, images, extra
+    path, _lastmod, images, extra, alternates = values
+    return path, images, extra, alternates
 
 
 def _replace(ctx: BuildContext, provider: Provider, keys: set[int], entries: list[Entry]) -> None:

@@ -106,15 +106,20 @@ def index_fragment(name: str, page: int, lastmod: Any, zone: tzinfo) -> str:
 
 class RenderedEntry:
     """One entry as templates use it: ``loc`` (``SITE_MARK`` and its escaped path, or the
-    absolute URL), ``lastmod``, ``images`` (escaped, absolute) and the provider's
-    ``extra``."""
+    absolute URL), ``lastmod``, ``images`` (escaped, absolute), ``alternates`` (its
+    translations: each with ``hreflang`` and ``href``, escaped, absolute) and the
+    provider's ``extra``."""
 
-    __slots__ = ("extra", "images", "lastmod", "loc")
+    __slots__ = ("alternates", "extra", "images", "lastmod", "loc")
 
     def __init__(self, site: str, entry: Any, zone: tzinfo = UTC) -> None:
         self.loc = site + xml_text(entry.path)
         self.lastmod = w3c(entry.lastmod, zone)
         self.images = [xml_text(i) for i in entry.images or ()]
+        self.alternates = [
+            SimpleNamespace(hreflang=xml_text(hreflang), href=site + xml_text(path))
+            for hreflang, path in getattr(entry, "alternates", None) or ()
+        ]
         self.extra = entry.extra
 
 

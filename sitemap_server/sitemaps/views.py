@@ -55,6 +55,8 @@ INDEX = "sitemap_index"
 # Pages with more entries are read through a server-side cursor, in batches.
 STREAMED_ENTRIES = 5_000
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+# hreflang annotations: <xhtml:link rel="alternate"> (S-405).
+XHTML_NS = "http://www.w3.org/1999/xhtml"
 # The sitemaps as pages for people, rendered here from their XSL (html.py).
 HTML_ROOT = "/sitemaps/"
 
@@ -64,6 +66,12 @@ NAMESPACES = "sitemap_server.namespaces"
 
 def sitemap_url(site_url: str, name: str, page: int) -> str:
     return site_url + sitemap_path(name, page)
+
+
+def css_path(document: str) -> str:
+    """The stylesheet that makes ``document`` legible as plain XML, in a browser without
+    XSLT: it names the page for people (``html.css_view``)."""
+    return f"{HTML_ROOT}{document}.css"
 
 
 def html_url(site_url: str, document: str) -> str:
@@ -99,6 +107,7 @@ def index_view(request: Request) -> Response:
             state.site.site_url,
             xsl=MAIN_XSL,
             html=html_url(state.site.site_url, index_name(part)),
+            css=css_path(index_name(part)),
         )
 
     return sitemap_response(request, ("index", part), names, render)
@@ -172,6 +181,7 @@ def page_view(request: Request) -> Response:
             xsl=provider.xsl,
             # The page for people (the XSL links to it).
             html=html_url(state.site.site_url, sitemap_name(name, page)),
+            css=css_path(sitemap_name(name, page)),
             namespaces=namespaces,
         )
 
@@ -301,7 +311,7 @@ def robots_view(request: Request) -> Response:
 # The read path opens its own connections (see reader.py): no transaction manager.
 READ_PATH = re.compile(
     r"^/(sitemap_index[0-9]*\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl"
-    r"|sitemaps/?|sitemaps/[a-z0-9_-]+\.html)$"
+    r"|sitemaps/?|sitemaps/[a-z0-9_-]+\.(?:html|css))$"
 )
 
 
@@ -325,7 +335,7 @@ def includeme(config: Configurator) -> None:
     config.add_request_method(
         lambda request: request.registry[READER].state(), "read_state", reify=True
     )
-    namespaces = {"xmlns:image": IMAGE_NS}
+    namespaces = {"xmlns:image": IMAGE_NS, "xmlns:xhtml": XHTML_NS}
     for extra in plugins.hook.sitemap_namespaces():
         namespaces.update({f"xmlns:{prefix}": uri for prefix, uri in extra.items()})
     config.registry[NAMESPACES] = namespaces

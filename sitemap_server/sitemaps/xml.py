@@ -4,6 +4,7 @@ and dates in W3C format (S-402)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
@@ -19,7 +20,7 @@ from ..content.sanitize import (
     normal_path,
     normal_url,
 )
-from ..models.content import MAX_URL_LENGTH
+from ..models.content import LANGUAGE_TAG, MAX_LANGUAGE_TAG, MAX_URL_LENGTH
 from .entries import Entry
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
@@ -70,6 +71,8 @@ def is_url_key(key: str) -> bool:
     return key in URL_KEYS or key.endswith(URL_KEY_ENDINGS)
 
 
+# What an hreflang may say: a language tag, or x-default (the page for everyone else).
+HREFLANG = re.compile(f"{LANGUAGE_TAG}|x-default")
 URL_KEYS = frozenset({"loc", "url", "href", "src"})
 URL_KEY_ENDINGS = ("_loc", "_url", "_href", "_src")
 
@@ -100,15 +103,46 @@ class EntryRules:
         except UnsafeUrl as problem:
             return None, [f"its path {_shown(entry.path)} {problem}"]
         images = self._images(entry.images, problems)
+        alternates = self._alternates(entry.alternates, problems)
         extra = entry.extra
         if extra is not None:
             try:
                 extra = _clean_value(extra, "")
             except UnsafeUrl as problem:
                 return None, [*problems, str(problem)]
-        if path == entry.path and images == entry.images and extra == entry.extra:
+        if (path, images, extra, alternates) == (
+            entry.path,
+            entry.images,
+            entry.extra,
+            entry.alternates,
+        ):
             return entry, problems
-        return replace(entry, path=path, images=images, extra=extra), problems
+        return replace(
+            entry, path=path, images=images, extra=extra, alternates=alternates
+        ), problems
+
+    def _alternates(
+        self, alternates: list[list[str]] | None, problems: list[str]
+    ) -> list[list[str]] | None:
+        """Each [hreflang, path] with a language tag (or x-default) and a path on the site;
+        the others are left out."""
+        if alternates is None:
+            return None
+        kept: list[list[str]] = []
+        for hreflang, path in alternates:
+            if not HREFLANG.fullmatch(hreflang) or len(hreflang) > MAX_LANGUAGE_TAG:
+                problems.append(f"hreflang {_shown(hreflang)} is not a language tag")
+                continue
+            try:
+                normal = normal_path(path)
+            except UnsafeUrl as problem:
+                problems.append(f"alternate {_shown(path)} {problem}")
+                continue
+            if len(self.site_url) + len(normal) > MAX_URL_LENGTH:
+                problems.append(f"alternate {_shown(path)} is too long with the site URL")
+                continue
+            kept.append([hreflang, normal])
+        return kept or None
 
     def _images(self, images: list[str], problems: list[str]) -> list[str]:
         kept: dict[str, None] = {}

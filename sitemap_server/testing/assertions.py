@@ -38,7 +38,8 @@ def sitemap_schemas(kind: str) -> tuple[Any, ...]:
     """The current and 2009 XSDs for ``urlset`` or ``sitemapindex``, compiled once."""
     from lxml import etree
 
-    name = "sitemap-with-extensions.xsd" if kind == "urlset" else "siteindex.xsd"
+    # Urlsets: the official schemas and the XHTML link of hreflang (schemas/SOURCES.md).
+    name = "sitemap-with-hreflang.xsd" if kind == "urlset" else "siteindex.xsd"
     return tuple(
         etree.XMLSchema(etree.parse(str(directory / name), xml_parser()))
         for directory in (SCHEMAS_DIR, SCHEMAS_DIR / "legacy-2009")

@@ -114,6 +114,8 @@ def test_the_core_wheel_holds_what_it_reads_at_run_time(wheels):
         "sitemap_server/static/main-sitemap.xsl",
         "sitemap_server/api/openapi.yaml",
         "sitemap_server/testing/schemas/sitemap-with-extensions.xsd",
+        "sitemap_server/testing/schemas/sitemap-with-hreflang.xsd",
+        "sitemap_server/testing/schemas/xhtml-link.xsd",
         "sitemap_server/testing/schemas/legacy-2009/siteindex.xsd",
         "sitemap_server/py.typed",
     ):

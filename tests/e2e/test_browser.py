@@ -20,8 +20,8 @@ each is saved. Crawlers asking for the ``.xml`` URLs with any ``Accept`` header 
 browser's included) still get the very same XML.
 
 A second Chromium runs with XSLT off, as Chrome's stable channel ships since November
-2026: opening a ``.xml`` URL shows its source, whose leading comment names the page for
-people, and that page shows the document (S-312).
+2026: opening a ``.xml`` URL shows the XML itself, laid out by the CSS it also names and
+led by a sentence naming the page for people, and that page shows the document (S-312).
 
 The browser resolves no host but 127.0.0.1, and the commands run behind a proxy that
 refuses, so the test never touches the network (the demo asks for nothing anyway).
@@ -460,23 +460,42 @@ def test_crawlers_get_the_xml_whatever_they_accept(site, expected, name, accept)
 # Without XSLT -------------------------------------------------------------------------------
 
 
+# What a person sees of plain XML, made legible by the document's CSS: the sentence that
+# leads it (its ::before), and each element rendered (not hidden) with its own text.
+SHOWN = """() => {
+  const root = document.documentElement;
+  const shown = [];
+  for (const element of root.getElementsByTagName("*")) {
+    if (element.checkVisibility() && element.children.length === 0) {
+      shown.push([element.localName, element.textContent.trim()]);
+    }
+  }
+  return {lead: getComputedStyle(root, "::before").content, shown: shown};
+}"""
+
+
 @pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
 def test_without_xslt_the_xml_shows_where_its_readable_page_is(
     browser_without_xslt, expected, site, name
 ):
-    """What a person sees opening a sitemap in a browser without XSLT: the source, whose
-    comment names the page for people; that page shows the document, counted and linked."""
+    """What a person sees opening a sitemap in a browser without XSLT: the XML itself,
+    laid out by its CSS, led by a sentence that names the page for people, then each
+    entry's loc and lastmod (images, videos, alternates hidden); that page shows the
+    document, counted and linked."""
     page = browser_without_xslt.new_page()
     try:
         response = page.goto(site + xml_path(name))
         assert response is not None and response.status == 200
         assert response.headers["content-type"].split(";")[0] == "text/xml"
-        shown = page.locator("body").inner_text()
-        assert page.locator("#count").count() == 0  # not transformed: the source is shown
-        lines = [line for line in shown.splitlines() if "People read it at" in line]
-        assert len(lines) == 1, shown[:2000]
-        readable = lines[0].split("People read it at", 1)[1].split()[0]
-        assert readable == site + html_path(name) == expected(name).html_view
+        assert page.locator("#count").count() == 0  # not transformed
+        seen = page.evaluate(SHOWN)
+        readable = site + html_path(name)
+        assert seen["lead"] == f'"A sitemap, for search engines. People read it at {readable}"'
+        assert readable == expected(name).html_view
+        locs = [text for tag, text in seen["shown"] if tag == "loc"]
+        want = expected(name).links if name == INDEX else expected(name).html_links
+        assert locs == list(dict.fromkeys(want))  # a video row per video, a loc per URL
+        assert {tag for tag, _ in seen["shown"]} <= {"loc", "lastmod"}
         page.goto(readable)
         assert_shows_count(page, expected(name))
         assert row_links(page, name) == [[link] for link in expected(name).html_links]
@@ -493,7 +512,7 @@ def test_without_xslt_the_page_for_people_links_to_the_same_xml(
         open_view(page, site, name, HTML_VIEW)
         page.locator("#xml-view").click()
         page.wait_for_url(site + xml_path(name))
-        assert "People read it at " + site + html_path(name) in page.locator("body").inner_text()
+        assert site + html_path(name) in page.evaluate(SHOWN)["lead"]
     finally:
         page.close()
     response = requests.get(site + xml_path(name), headers={"Accept": BROWSER_ACCEPT}, timeout=10)
@@ -520,3 +539,8 @@ def test_the_api_docs_render_from_the_site_alone(page, site):
     assert page.locator(".opblock").count() > 20  # an operation block per operation
     assert requested and all(url.startswith(site + "/") for url in requested), requested
     assert refused == []
+    # The sitemaps for people are a link away (Swagger UI opens it in a new tab).
+    link = page.locator(".swagger-ui .info a", has_text="/sitemaps/")
+    assert link.evaluate("a => a.href") == site + "/sitemaps/"
+    page.goto(site + "/sitemaps/")
+    assert count_sentence(page).startswith("This XML sitemap index contains")

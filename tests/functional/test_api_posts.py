@@ -140,6 +140,8 @@ def test_create_stores_every_field(api, dbsession):
         "canonical": "https://example.com/elsewhere/",
         "exclude_from_sitemap": True,
         "parts": 3,
+        "language": "pt-BR",
+        "translation_group": "every-4711",
         "terms": [sport, news],
     }
 

@@ -19,6 +19,8 @@ DEFAULTS = {
     "allowed_image_hosts": [],
     "author_sitemap": True,
     "excluded_post_ids": [],
+    "languages": [],
+    "x_default_language": None,
 }
 
 

@@ -37,6 +37,8 @@ def test_create_term_takes_its_slug_from_the_name(api):
         "description": "",
         "noindex": False,
         "canonical": None,
+        "language": None,
+        "translation_group": None,
         "url": "http://sitemaps.test/category/cafe-culture/",
     }
     assert api.get(response.location).json == term
@@ -65,6 +67,8 @@ def test_create_term_with_every_field(api):
         "description": "<p>The language.</p>",
         "noindex": True,
         "canonical": "https://example.com/python/",
+        "language": "en",
+        "translation_group": "python",
     }
     response = api.post_json("/api/terms", body, status=201)
     assert response.location == "http://localhost/api/terms/77"
@@ -229,6 +233,8 @@ def test_patch_term(api):
             "description": "<b>New</b>",
             "noindex": True,
             "canonical": "https://example.com/latest/",
+            "language": "en-GB",
+            "translation_group": "news",
         },
     ).json
 
@@ -241,6 +247,8 @@ def test_patch_term(api):
         "description": "<b>New</b>",
         "noindex": True,
         "canonical": "https://example.com/latest/",
+        "language": "en-GB",
+        "translation_group": "news",
         "url": "http://sitemaps.test/category/latest/",
     }
     assert api.get(f"/api/terms/{term['id']}").json == changed

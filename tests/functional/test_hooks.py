@@ -87,7 +87,7 @@ def index_locs(app):
 
 
 def assert_valid_urlset(root):
-    schema = etree.XMLSchema(etree.parse(str(SCHEMAS / "sitemap-with-extensions.xsd")))
+    schema = etree.XMLSchema(etree.parse(str(SCHEMAS / "sitemap-with-hreflang.xsd")))
     assert schema.validate(root), schema.error_log
 
 

@@ -85,6 +85,20 @@ FEATURED = [
     f"https://{CDN}/hero.png",
     "http://elsewhere.test/x.jpg",
 ]
+# The base site's translations: members of group g1 (S-405).
+TRANSLATED = {
+    language: {"translation_group": "g1", "language": language} for language in ("en", "de", "fr")
+}
+# A new post's or page's translation group and language (S-405): most are in one.
+TRANSLATIONS = st.sampled_from(
+    [
+        {},
+        {"translation_group": "g1", "language": "en"},
+        {"translation_group": "g1", "language": "de"},
+        {"translation_group": "g1", "language": "fr"},
+        {"translation_group": "g2", "language": "de"},
+    ]
+)
 CONTENT = [
     "",
     "<p>Plain text &amp; more</p>",
@@ -166,26 +180,43 @@ def machine_for(
                 self.created("/api/authors", {"slug": f"author-{n}", "name": f"Author {n}"})
                 for n in (1, 2)
             ]
-            europe = self.created("/api/terms", {"taxonomy": "category", "name": "Europe"})
+            # Translated from the start (S-405): two categories, two posts and two pages
+            # are groups of two languages, so every step can change someone's alternates.
+            europe = self.created(
+                "/api/terms",
+                {"taxonomy": "category", "name": "Europe", **TRANSLATED["en"]},
+            )
             paris = self.created(
-                "/api/terms", {"taxonomy": "category", "name": "Paris", "parent": europe}
+                "/api/terms",
+                {"taxonomy": "category", "name": "Paris", "parent": europe, **TRANSLATED["de"]},
             )
             made["categories"] = [europe, paris]
             made["tags"] = [self.created("/api/terms", {"taxonomy": "post_tag", "name": "Food"})]
             made["topics"] = [self.created("/api/terms", {"taxonomy": "topic", "name": "Novels"})]
             made["posts"] = [
-                self.created("/api/posts", post_body("Hello", made["authors"][0], [paris])),
                 self.created(
                     "/api/posts",
-                    post_body("Older", made["authors"][1], [europe, made["tags"][0]], DATES[1]),
+                    {**post_body("Hello", made["authors"][0], [paris]), **TRANSLATED["en"]},
+                ),
+                self.created(
+                    "/api/posts",
+                    {
+                        **post_body(
+                            "Older", made["authors"][1], [europe, made["tags"][0]], DATES[1]
+                        ),
+                        **TRANSLATED["de"],
+                    },
                 ),
                 self.created(
                     "/api/posts",
                     {**post_body("A book", made["authors"][0], made["topics"]), "type": "book"},
                 ),
             ]
-            about = self.created("/api/posts", page_body("About"))
-            made["pages"] = [about, self.created("/api/posts", page_body("Team", parent=about))]
+            about = self.created("/api/posts", {**page_body("About"), **TRANSLATED["en"]})
+            team = self.created(
+                "/api/posts", {**page_body("Team", parent=about), **TRANSLATED["fr"]}
+            )
+            made["pages"] = [about, team]
             self.base = made
             return made
 
@@ -289,6 +320,7 @@ def machine_for(
             content=st.sampled_from(CONTENT),
             images=st.sampled_from(IMAGES),
             parts=st.sampled_from([1, 1, 1, 3]),
+            translation=TRANSLATIONS,
         )
         def create_post(
             self,
@@ -304,6 +336,7 @@ def machine_for(
             content,
             images,
             parts,
+            translation,
         ):
             body = {
                 **post_body(title, author, [t for t in terms if t is not None], published_at),
@@ -315,6 +348,7 @@ def machine_for(
                 "content": content,
                 "images": images,
                 "parts": parts,
+                **translation,
             }
             return self.created("/api/posts", body)
 
@@ -326,14 +360,16 @@ def machine_for(
             published_at=st.sampled_from(DATES),
             password=st.sampled_from([None, None, None, "secret"]),
             content=st.sampled_from(CONTENT),
+            translation=TRANSLATIONS,
         )
-        def create_page(self, title, status, parent, published_at, password, content):
+        def create_page(self, title, status, parent, published_at, password, content, translation):
             body = {
                 **page_body(title, parent),
                 "status": status,
                 "published_at": published_at,
                 "password": password,
                 "content": content,
+                **translation,
             }
             return self.created("/api/posts", body)
 
@@ -386,6 +422,28 @@ def machine_for(
                 found = response.json
                 canonical = found["permalink"] if canonical_self else found["permalink"] + "x/"
                 self.write("patch", f"/api/posts/{post}", {"canonical": canonical})
+
+        @rule(
+            post=posts | pages,
+            group=st.sampled_from(["g1", "g1", "g1", "g2", None]),
+            language=st.sampled_from(["en", "de"]),
+        )
+        def translate_post(self, post, group, language):
+            """Into a translation group, or out of one (S-405); a second member of one
+            language in a group is refused (409)."""
+            if post is not None:
+                body = {"translation_group": group, "language": language if group else None}
+                self.write("patch", f"/api/posts/{post}", body)
+
+        @rule(
+            term=categories | tags | topics,
+            group=st.sampled_from(["t1", "t1", None]),
+            language=st.sampled_from(["en", "de"]),
+        )
+        def translate_term(self, term, group, language):
+            if term is not None:
+                body = {"translation_group": group, "language": language if group else None}
+                self.write("patch", f"/api/terms/{term}", body)
 
         @rule(post=posts, terms=st.lists(categories | tags | topics, max_size=3, unique=True))
         def retag_post(self, post, terms):
@@ -475,6 +533,8 @@ def machine_for(
                     {"allowed_image_hosts": []},
                     {"author_sitemap": False},
                     {"author_sitemap": True},
+                    {"x_default_language": "de"},
+                    {"x_default_language": None},
                     *({"site_url": url} for url in SITE_URLS),
                 ]
             )

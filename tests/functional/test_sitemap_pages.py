@@ -6,9 +6,12 @@ rows, the links between the two views. (tests/e2e opens them in a real browser.)
 """
 
 import gzip
+import re
 from urllib.parse import unquote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from lxml import etree, html
 from webob import Request
 
@@ -92,13 +95,18 @@ def test_the_xml_names_its_page_and_its_stylesheet(site, testapp):
     ):
         root = parse_sitemap(testapp.get(path).body)
         before = list(root.itersiblings(preceding=True))
-        instructions = {
-            node.target: node.text
-            for node in before
+        instructions = [
+            (node.target, node.text)
+            for node in reversed(before)  # in document order
             if isinstance(node, etree._ProcessingInstruction)
-        }
-        assert instructions["html-view"] == SITE_URL + html_path
-        assert 'href="/main-sitemap.xsl"' in instructions["xml-stylesheet"]
+        ]
+        name = "sitemap_index" if path == "/sitemap_index.xml" else "post-sitemap"
+        assert instructions == [
+            ("xml-stylesheet", 'type="text/xsl" href="/main-sitemap.xsl"'),
+            # For a browser without XSLT: the XML itself made legible (below).
+            ("xml-stylesheet", f'type="text/css" href="/sitemaps/{name}.css"'),
+            ("html-view", SITE_URL + html_path),
+        ]
         # What a browser without XSLT shows of it: the XML as a tree, comments included.
         comments = [node.text for node in before if isinstance(node, etree._Comment)]
         assert comments == [
@@ -242,3 +250,36 @@ def test_the_page_is_gzipped_for_browsers_that_accept_it(site, testapp):
     assert html.fromstring(plain.body).xpath("count(//table[@id='urls']/tbody/tr)") == 4
     again = raw(**{"Accept-Encoding": "gzip", "If-None-Match": zipped.headers["ETag"]})
     assert again.status_int == 304
+
+
+@pytest.mark.parametrize(
+    ("path", "page"),
+    [
+        ("/sitemaps/sitemap_index.css", "/sitemaps/"),
+        ("/sitemaps/post-sitemap.css", "/sitemaps/post-sitemap.html"),
+        ("/sitemaps/post-sitemap2.css", "/sitemaps/post-sitemap2.html"),
+    ],
+)
+def test_the_css_for_plain_xml_names_the_page_for_people(site, testapp, path, page):
+    response = testapp.get(path, status=200)
+    assert response.content_type == "text/css"
+    assert response.headers["X-Robots-Tag"] == "noindex, follow"
+    assert f'"{SITE_URL}{page}"' in response.text
+    testapp.get(path, headers={"If-None-Match": response.headers["ETag"]}, status=304)
+
+
+@given(st.text())
+def test_a_css_string_holds_any_text(text):
+    """What ``css_string`` writes reads back as the text (CSS Syntax 4.3.7: a backslash,
+    up to six hex digits and one space) and never ends the string or the line."""
+    from sitemap_server.sitemaps.html import css_string
+
+    written = css_string(text)
+    assert not set(written) & set('"\n\r\f')
+    read = re.sub(r"\\([0-9a-f]{1,6}) ?", lambda m: chr(int(m.group(1), 16)), written)
+    assert read == text
+
+
+@pytest.mark.parametrize("path", ["/sitemaps/x.css", "/sitemaps/post-sitemap.css/x"])
+def test_other_css_paths_are_404(testapp, path):
+    testapp.get(path, status=404)

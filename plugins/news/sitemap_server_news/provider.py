@@ -121,7 +121,13 @@ class NewsProvider(Provider):
             NewsTerm.exclude,
         )
         listed = (
-            select(SitemapEntry.key, SitemapEntry.path, SitemapEntry.lastmod, SitemapEntry.images)
+            select(
+                SitemapEntry.key,
+                SitemapEntry.path,
+                SitemapEntry.lastmod,
+                SitemapEntry.images,
+                SitemapEntry.alternates,
+            )
             .where(
                 SitemapEntry.provider.in_(types),
                 SitemapEntry.part == 1,
@@ -153,7 +159,10 @@ class NewsProvider(Provider):
             post, news = posts[row.key], fields.get(row.key)
             extra: dict[str, Any] = {
                 "name": name,
-                "language": (news_language(news.language) if news else None) or default_language,
+                # The post's news language, else the post's own (S-405), else the default.
+                "language": (news_language(news.language) if news else None)
+                or news_language(post.language)
+                or default_language,
                 "publication_date": w3c(post.published_at or row.lastmod),
                 "title": " ".join(valid_chars(post.title).split()) or name,
             }
@@ -167,6 +176,7 @@ class NewsProvider(Provider):
                 lastmod=row.lastmod,
                 images=list(row.images or []),
                 extra=extra,
+                alternates=row.alternates,
                 item=post,
             )
 

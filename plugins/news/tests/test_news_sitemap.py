@@ -170,6 +170,33 @@ def test_a_recent_post_is_listed_with_its_news_fields(api, testapp, clock):
     assert "genres" not in item and "keywords" not in item
 
 
+def test_a_translated_story_carries_its_language_and_its_translations(api, testapp, clock):
+    """S-405 in the news sitemap: news:language is the post's own language when it has no
+    news language, and its <url> names its translations as the post sitemap does."""
+    site_settings(api, language="en")
+    en = create_post(api, clock, title="Story", language="en-GB", translation_group="s")
+    br = create_post(api, clock, title="História", language="pt-BR", translation_group="s")
+    root = fetch(testapp, NEWS_SITEMAP)
+    found = {
+        url.findtext("sm:loc", namespaces=NS): (
+            url.findtext("news:news/news:publication/news:language", namespaces=NS),
+            [
+                (link.get("hreflang"), link.get("href"))
+                for link in url.iterfind("{http://www.w3.org/1999/xhtml}link")
+            ],
+        )
+        for url in root.iterfind("sm:url", NS)
+    }
+    links = [("en-GB", en["permalink"]), ("pt-BR", br["permalink"])]
+    assert found == {en["permalink"]: ("en", links), br["permalink"]: ("pt", links)}
+    post_news(api, br, language="es")  # the post's news language wins
+    assert read_languages(testapp)[br["permalink"]] == "es"
+
+
+def read_languages(app: TestApp) -> dict[str, str]:
+    return {item["loc"]: item["language"] for item in news_items(app)}
+
+
 def test_posts_are_newest_first_by_the_later_of_published_and_modified(api, testapp, clock):
     edited_published = ago(clock, hours=30)
     edited = create_post(

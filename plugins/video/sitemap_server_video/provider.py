@@ -76,7 +76,10 @@ class VideoProvider(Provider):
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
         if not ctx.post_providers:
             return
-        listed = select(SitemapEntry.key, SitemapEntry.path, SitemapEntry.lastmod).where(
+        # The post's own entry: its URL, date and translations (hreflang, S-405).
+        listed = select(
+            SitemapEntry.key, SitemapEntry.path, SitemapEntry.lastmod, SitemapEntry.alternates
+        ).where(
             SitemapEntry.provider.in_(ctx.post_providers),
             SitemapEntry.part == 1,
             SitemapEntry.key > 0,
@@ -116,6 +119,7 @@ class VideoProvider(Provider):
                         path=row.path,
                         lastmod=lastmod,
                         extra={"videos": shown},
+                        alternates=row.alternates,
                         item=own,
                     )
 
@@ -124,6 +128,7 @@ class _Listed(NamedTuple):
     key: int
     path: str
     lastmod: datetime | None
+    alternates: list[list[str]] | None = None
 
 
 def _front_page_row(ctx: BuildContext) -> _Listed | None:

@@ -246,6 +246,33 @@ def test_one_url_per_listed_post_with_videos_and_one_video_element_per_video(api
     assert without["permalink"] in post_sitemap.xpath("//sm:loc/text()", namespaces=NS)
 
 
+def test_a_translated_post_names_its_translations_in_the_video_sitemap(api, testapp):
+    """S-405: the video sitemap's <url> of a post carries the post's alternates, those
+    of every listed member of its group (with a video or not), and follows them."""
+    en = post_with_video(api, "film", language="en", translation_group="film")
+    de = create_post(api, slug="der-film", language="de", translation_group="film")
+
+    def alternates():
+        root = fetch(testapp, VIDEO_SITEMAP)
+        return {
+            url.findtext("sm:loc", namespaces=NS): [
+                (link.get("hreflang"), link.get("href"))
+                for link in url.iterfind("{http://www.w3.org/1999/xhtml}link")
+            ]
+            for url in root.iterfind("sm:url", NS)
+        }
+
+    assert alternates() == {
+        en["permalink"]: [
+            ("de", de["permalink"]),
+            ("en", en["permalink"]),
+            ("x-default", en["permalink"]),
+        ]
+    }
+    update_post(api, de, status="draft")
+    assert alternates() == {en["permalink"]: []}
+
+
 def test_every_field_of_a_fully_described_video(api, testapp):
     tags = [create_term(api, name) for name in ("Pasta", "Cooking")]
     category = create_term(api, "Recipes", taxonomy="category")
