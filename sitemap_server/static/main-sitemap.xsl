@@ -12,7 +12,8 @@
     xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
     xmlns:sitemap="http://www.sitemaps.org/schemas/sitemap/0.9"
     xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"
-    exclude-result-prefixes="sitemap image">
+    xmlns:xhtml="http://www.w3.org/1999/xhtml"
+    exclude-result-prefixes="sitemap image xhtml">
   <xsl:output method="html" encoding="UTF-8" indent="yes" doctype-system="about:legacy-compat"/>
 
   <!-- Set by the server's HTML view: 'html', the XML's URL, the pages' common URL. -->
@@ -82,11 +83,21 @@
     <xsl:call-template name="other-view"/>
     <div class="scroll">
       <table id="urls">
-        <thead><tr><th>URL</th><th class="number">Images</th><th class="date">Last modified</th></tr></thead>
+        <!-- A column of translations when some URL has them (hreflang, S-405). -->
+        <xsl:variable name="translated" select="boolean(sitemap:url/xhtml:link[@rel = 'alternate'])"/>
+        <thead><tr><th>URL</th><xsl:if test="$translated"><th class="translations">Translations</th></xsl:if><th class="number">Images</th><th class="date">Last modified</th></tr></thead>
         <tbody>
           <xsl:for-each select="sitemap:url">
             <tr>
               <td class="url"><a><xsl:call-template name="href"><xsl:with-param name="url" select="sitemap:loc"/></xsl:call-template><xsl:value-of select="sitemap:loc"/></a></td>
+              <xsl:if test="$translated">
+                <td class="translations">
+                  <xsl:for-each select="xhtml:link[@rel = 'alternate']">
+                    <xsl:if test="position() > 1"><xsl:text> </xsl:text></xsl:if>
+                    <a hreflang="{@hreflang}" title="{@href}"><xsl:call-template name="href"><xsl:with-param name="url" select="@href"/></xsl:call-template><xsl:value-of select="@hreflang"/></a>
+                  </xsl:for-each>
+                </td>
+              </xsl:if>
               <td class="number"><xsl:value-of select="count(image:image)"/></td>
               <td class="date"><xsl:call-template name="date"><xsl:with-param name="value" select="sitemap:lastmod"/></xsl:call-template></td>
             </tr>
@@ -173,6 +184,7 @@
       .date { white-space: nowrap; width: 15rem; }
       .offset { color: #777; }
       td.url a { word-break: break-all; }
+      td.translations { white-space: nowrap; }
       a { color: #1a4fb3; text-decoration: none; }
       a:hover { text-decoration: underline; }
       @media (max-width: 40rem) {

@@ -299,9 +299,10 @@ def table_of(name: str) -> str:
 
 
 def row_links(page: Page, name: str) -> list[list[str | None]]:
-    """Each table row's links (their href attributes), as rendered."""
+    """Each table row's links (their href attributes), as rendered; a row's translations
+    (their own column) aside."""
     return page.locator(f"{table_of(name)} tbody tr").evaluate_all(
-        "rows => rows.map(row => Array.from(row.querySelectorAll('a'),"
+        "rows => rows.map(row => Array.from(row.querySelectorAll('td:not(.translations) a'),"
         " a => a.getAttribute('href')))"
     )
 
@@ -407,6 +408,29 @@ def test_readable_on_a_phone(page, site, name, view):
     assert page.evaluate(
         "document.querySelector('meta[name=viewport]').getAttribute('content')"
     ).startswith("width=device-width")
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_translated_pages_show_their_translations(page, site, view):
+    """The demo's translated pages: in both views each row of the group lists the same
+    languages, each linking to that language's page, as the XML's hreflang links say."""
+    xml = etree.fromstring(requests.get(f"{site}/page-sitemap.xml", timeout=10).content)
+    groups = {
+        url.findtext("s:loc", namespaces=NS): [
+            (link.get("hreflang"), link.get("href"))
+            for link in url.iterfind("{http://www.w3.org/1999/xhtml}link")
+        ]
+        for url in xml.iterfind("s:url", NS)
+    }
+    about = groups[f"{site}/about/"]
+    assert [hreflang for hreflang, _ in about] == ["de", "en", "fr", "x-default"]
+    open_view(page, site, "page-sitemap", view)
+    shown = page.locator("table#urls tbody tr").evaluate_all(
+        "rows => rows.map(row => [row.querySelector('td.url a').href,"
+        " Array.from(row.querySelectorAll('td.translations a'),"
+        " a => [a.textContent, a.href])])"
+    )
+    assert {loc: [tuple(link) for link in links] for loc, links in shown} == groups
 
 
 @pytest.mark.parametrize("view", VIEWS)
@@ -517,6 +541,29 @@ def test_without_xslt_the_page_for_people_links_to_the_same_xml(
         page.close()
     response = requests.get(site + xml_path(name), headers={"Accept": BROWSER_ACCEPT}, timeout=10)
     assert response.content == expected(name).body
+
+
+def test_an_independent_consumer_reads_every_sitemap_and_its_translations(site, expected):
+    """ultimate-sitemap-parser, as a crawler's tooling would: from the home page through
+    robots.txt and the index to every sitemap; it finds every URL, and the translations
+    it reads are the XML's and reciprocal."""
+    from usp.objects.sitemap import InvalidSitemap
+    from usp.tree import sitemap_tree_for_homepage
+
+    tree = sitemap_tree_for_homepage(site + "/", use_known_paths=False)
+    invalid = [s for s in tree.all_sitemaps() if isinstance(s, InvalidSitemap)]
+    assert invalid == []
+    pages = list(tree.all_pages())
+    urls = {page.url for page in pages}
+    for loc in expected(INDEX).links:
+        for link in expected(name_of(loc)).links:
+            assert link in urls, link
+    alternates = {page.url: page.alternates for page in pages if page.alternates}
+    assert len(alternates) >= 6  # the demo's translated pages, posts and categories
+    for url, links in alternates.items():
+        assert (url in dict(links).values()) and links[-1][0] == "x-default"
+        for _, other in links:
+            assert alternates[other] == links, (url, other)
 
 
 def test_the_api_docs_render_from_the_site_alone(page, site):

@@ -100,6 +100,25 @@ def test_the_document_declares_the_xhtml_namespace(api, testapp):
     assert '<xhtml:link rel="alternate" hreflang="de" href="' in body
 
 
+def test_the_page_for_people_shows_each_rows_translations(api, testapp):
+    from lxml import html
+
+    en = page(api, "about", "en")
+    de = page(api, "ueber-uns", "de")
+    solo = page(api, "alone", "fr", group="alone")
+    doc = html.fromstring(testapp.get("/sitemaps/page-sitemap.html", status=200).body)
+    rows = {
+        row.xpath("string(td[@class='url']/a/@href)"): [
+            (a.text, a.get("href")) for a in row.xpath("td[@class='translations']/a")
+        ]
+        for row in doc.xpath("//table[@id='urls']/tbody/tr")
+    }
+    links = [("de", de["permalink"]), ("en", en["permalink"]), ("x-default", en["permalink"])]
+    assert rows[en["permalink"]] == rows[de["permalink"]] == links
+    assert rows[solo["permalink"]] == []
+    assert doc.xpath("string(//table[@id='urls']/thead/tr/th[2])") == "Translations"
+
+
 def test_a_member_that_is_not_listed_is_in_nobodys_alternates(api, testapp):
     en = page(api, "about", "en")
     de = page(api, "ueber-uns", "de")
