@@ -36,6 +36,8 @@ from .xml import site_zone, w3c
 KINDS = ("post", "term", "author")
 INDEX = "sitemap_index"
 DOCUMENT = re.compile(r"^/([a-z0-9_]+)-sitemap([0-9]{0,9})\.xml$")
+# The index and its further parts past 50,000 sitemaps (S-311).
+INDEX_DOCUMENT = re.compile(r"^/sitemap_index([0-9]{0,9})\.xml$")
 # Ids are 32-bit integers; a larger number names nothing (and PostgreSQL refuses it).
 MAX_ID = 2**31 - 1
 AUTHOR_PATH = re.compile(r"^/author/([^/]+)/$")
@@ -119,7 +121,7 @@ class Explainer:
         if path is None:
             raise NotFound(f"{given} is not on this site ({self.site_url}/)")
         document = DOCUMENT.match(path)
-        if path == f"/{INDEX}.xml" or document:
+        if INDEX_DOCUMENT.match(path) or document:
             return self._document(url, document)
         stored = self._stored(path)
         core = [row for row in stored if self._kind(row.provider) in KINDS]
@@ -306,7 +308,8 @@ class Explainer:
                     Exclusion(
                         "index",
                         "S-309",
-                        "it is the sitemap index: robots.txt names it, no sitemap lists it",
+                        "it is the sitemap index (or a part of it, past 50,000 sitemaps):"
+                        " robots.txt names it, no sitemap lists it",
                     )
                 ],
             )

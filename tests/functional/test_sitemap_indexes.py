@@ -163,3 +163,10 @@ def test_the_stylesheet_has_validators_and_answers_304(testapp):
     )
     other = testapp.get("/main-sitemap.xsl", headers={"If-None-Match": '"other"'}, status=200)
     assert other.body == first.body
+
+
+@pytest.mark.parametrize("path", ["/sitemap_index.xml", "/sitemap_index2.xml"])
+def test_explain_says_what_an_index_file_is(api, path):
+    explanation = api.get("/api/explain", params={"url": path}, status=200).json
+    assert explanation["subject"] == {"kind": "index"}
+    assert [r["rule"] for r in explanation["reasons"]] == ["index"]
