@@ -177,7 +177,7 @@ def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
 
     :param kind: the provider's content kind (``"post"``, ``"author"``, ``"term"`` or a
         plugin's own).
-    :param entry: the entry so far (path, lastmod, images, extra).
+    :param entry: the entry so far (path, lastmod, images, extra, alternates).
     :param item: the row it was made from (``Post``, ``Author``, ``Term``, a plugin's own);
         ``None`` for an entry made from no row (the home page, an archive).
     :return: the entry (changed or not), or ``None`` to drop it.
