@@ -221,7 +221,14 @@ def throughput(url: str, seconds: float) -> tuple[float, str]:
 def explain(url: str) -> None:
     """The plans of the read path's queries (and the write path's scheduled-post lookup)."""
     from sitemap_server.sitemaps.reader import VERSIONS
-    from sitemap_server.sitemaps.views import ENTRIES, INDEX_PAGES, PAGE, entries_of
+    from sitemap_server.sitemaps.views import (
+        ENTRIES,
+        MAX_PAGES,
+        PAGE,
+        SITEMAPS_PER_INDEX,
+        entries_of,
+        index_pages,
+    )
 
     engine = create_engine(url)
     sqlite = engine.dialect.name == "sqlite"
@@ -238,7 +245,9 @@ def explain(url: str) -> None:
             "versions (every request)": VERSIONS,
             "page row (render)": PAGE.params(name="post", page=last),
             "last post page's entries (render)": ENTRIES.params(entries_of("post", row)),
-            "index pages (render)": INDEX_PAGES.params(names=names),
+            "index pages (render)": index_pages(tuple(names)).params(
+                skip=0, take=SITEMAPS_PER_INDEX, last_page=MAX_PAGES
+            ),
         }
         for title, statement in statements.items():
             compiled = statement.compile(engine, compile_kwargs={"literal_binds": True})
