@@ -16,7 +16,8 @@ What it holds:
   1.0 can hold);
 - content: the models a plugin reads or joins (``Post``, ``PostType``, ``Term``,
   ``post_terms``, ``SitemapEntry``), ``Base`` and ``UTCDateTime`` for its own tables,
-  the length limits of titles and URLs, ``utcnow``, ``Links`` (permalinks of posts),
+  the length limits of titles and URLs, the shape of a language tag (``LANGUAGE_TAG``,
+  ``MAX_LANGUAGE_TAG``), ``utcnow``, ``Links`` (permalinks of posts),
   ``home_path``, ``page_descendants``, ``site_url_of``;
 - the engine: ``engine_of(session)`` is the ``Engine`` of the application that made a
   session: ``record`` a change, ``refresh_provider`` (rebuild one sitemap whole, when
@@ -50,7 +51,7 @@ from .context import AppContext, context_of
 from .errors import Invalid, NotFound
 from .hookspecs import hookimpl
 from .models import Post, PostType, SitemapEntry, Term, post_terms
-from .models.content import MAX_TITLE_LENGTH, MAX_URL_LENGTH
+from .models.content import LANGUAGE_TAG, MAX_LANGUAGE_TAG, MAX_TITLE_LENGTH, MAX_URL_LENGTH
 from .models.meta import Base, UTCDateTime, utcnow
 from .models.notifications import FAILED, SENT
 from .models.site import site_url_of
@@ -75,6 +76,8 @@ from .sitemaps.xml import valid_chars, w3c
 
 __all__ = [
     "FAILED",
+    "LANGUAGE_TAG",
+    "MAX_LANGUAGE_TAG",
     "MAX_TITLE_LENGTH",
     "MAX_URL_LENGTH",
     "RETRY",

@@ -32,7 +32,6 @@ MAX_TITLE_LENGTH = 1000
 LANGUAGE_TAG = r"[a-z]{2,3}(-[A-Za-z0-9]{1,8})*"
 MAX_LANGUAGE_TAG = 35
 # A translation group's key: any name the site owner's system gives it (a slug, a number).
-TRANSLATION_GROUP = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 MAX_TRANSLATION_GROUP = 64
 
 

@@ -6,7 +6,7 @@ from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, Stri
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from ..context import context_of
-from .content import MAX_URL_LENGTH
+from .content import MAX_LANGUAGE_TAG, MAX_URL_LENGTH
 from .meta import Base
 
 DEFAULT_ENTRIES_PER_PAGE = 1000
@@ -46,7 +46,7 @@ class SiteSettings(Base):
     # The languages the site is written in (none named: any); the one whose member of a
     # translation group is its x-default (None: the site's language).
     languages: Mapped[list[str]] = mapped_column(JSON, default=list)
-    x_default_language: Mapped[str | None] = mapped_column(String(35))
+    x_default_language: Mapped[str | None] = mapped_column(String(MAX_LANGUAGE_TAG))
 
 
 class ExcludedPost(Base):

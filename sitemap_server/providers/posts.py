@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, lazyload
 
 from ..content import eligibility, permalinks
 from ..content.images import post_images
+from ..content.translations import group_members
 from ..hookspecs import hookimpl
 from ..models import Post, PostStatus, PostType, SitemapEntry, SiteSettings, post_terms
 from ..sitemaps.changes import ContentChanges
@@ -54,11 +55,10 @@ class PostTypeProvider(Provider):
         gone = changes.posts - types.keys()
         keys = _touched(ctx, changes, self.name, types) | gone
         if keys and self.hierarchical:
-            keys |= descendants(ctx.session, keys)
-        if keys:
-            # Each member of a group names the others (S-405): a change of one (listed or
-            # not, a new URL) changes them all.
-            keys |= translations(ctx.session, self.name, keys)
+            moved = descendants(ctx.session, keys)
+            # Their URLs moved, so the members of their translation groups change too
+            # (``maintenance.with_translations`` added those of the changed posts).
+            keys |= moved | group_members(ctx.session, Post.type, moved)
         if self.name != "post" and (gone or _touched(ctx, changes, "post", types)):
             # The static home page and the posts page are dated by the newest post.
             keys |= {ctx.settings.posts_page_id or 0}
@@ -249,25 +249,6 @@ def _touched(
                 select(SitemapEntry.key).where(
                     SitemapEntry.provider == post_type, SitemapEntry.key.in_(batch)
                 )
-            )
-        )
-    return found
-
-
-def translations(session: Session, post_type: str, ids: set[int]) -> set[int]:
-    """The posts of ``post_type`` in the translation groups of the posts ``ids``."""
-    groups: set[str] = set()
-    for batch in chunks(sorted(ids)):
-        groups.update(
-            g
-            for g in session.scalars(select(Post.translation_group).where(Post.id.in_(batch)))
-            if g is not None
-        )
-    found: set[int] = set()
-    for batch in chunks(sorted(groups)):
-        found.update(
-            session.scalars(
-                select(Post.id).where(Post.type == post_type, Post.translation_group.in_(batch))
             )
         )
     return found

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from ..content import eligibility
 from ..content.images import post_images
+from ..content.translations import group_members
 from ..hookspecs import hookimpl
 from ..models import SitemapEntry, Taxonomy, Term, post_terms
 from ..sitemaps.changes import ContentChanges
@@ -45,21 +46,10 @@ class TaxonomyProvider(Provider):
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         keys = self._affected_terms(ctx, changes)
-        if keys:
-            # Each member of a group names the others (S-405).
-            keys |= set(
-                ctx.session.scalars(
-                    select(Term.id).where(
-                        Term.taxonomy == self.name,
-                        Term.translation_group.in_(
-                            select(Term.translation_group).where(
-                                Term.id.in_(keys), Term.translation_group.is_not(None)
-                            )
-                        ),
-                    )
-                )
-            )
-        return keys
+        # Ancestors and descendants (their dates and URLs) change too, and so do the
+        # members of their translation groups (``maintenance.with_translations`` added
+        # those of the changed terms).
+        return keys | group_members(ctx.session, Term.taxonomy, keys - changes.terms)
 
     def _affected_terms(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         keys = set(changes.terms)

@@ -158,19 +158,3 @@ def check_translation(
             "translation_group",
             f"translation group {group!r} already has a {language!r} {kind}: {what} {other}",
         )
-
-
-def group_members(session: Session, item: Any, kind: str) -> set[int]:
-    """The posts or terms in ``item``'s translation group (itself included): those of its
-    ``kind`` (``type``, ``taxonomy``) with its group key."""
-    model = type(item)
-    if item.translation_group is None:
-        return set()
-    return set(
-        session.scalars(
-            select(model.id).where(
-                getattr(model, kind) == getattr(item, kind),
-                model.translation_group == item.translation_group,
-            )
-        )
-    )

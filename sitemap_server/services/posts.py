@@ -14,6 +14,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
+from ..content.translations import group_members
 from ..errors import Conflict, FieldProblem, Invalid
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
@@ -25,7 +26,6 @@ from .common import (
     changed,
     flush,
     get_or_404,
-    group_members,
     parse_datetime,
 )
 from .ids import (
@@ -323,7 +323,7 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     # the translations that named it).
     record(
         session,
-        posts={post.id, *group_members(session, post, "type")},
+        posts=group_members(session, Post.type, {post.id}) | {post.id},
         authors={post.author_id},
         terms={t.id for t in post.terms},
     )
@@ -370,7 +370,7 @@ def delete_post(session: Session, post: Post) -> None:
     children = set(session.scalars(select(Post.id).where(Post.parent_id == post.id)))
     record(
         session,
-        posts={post.id, *children, *group_members(session, post, "type")},
+        posts={post.id, *children} | group_members(session, Post.type, {post.id}),
         authors={post.author_id},
         terms={t.id for t in post.terms},
     )

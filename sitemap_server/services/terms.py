@@ -8,6 +8,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
+from ..content.translations import group_members
 from ..errors import Invalid
 from ..models import SiteSettings, Taxonomy, Term, post_terms
 from ..sitemaps.changes import record
@@ -19,7 +20,6 @@ from .common import (
     ensure_free,
     flush,
     get_or_404,
-    group_members,
     require_reference,
 )
 from .ids import use_explicit_id
@@ -106,7 +106,10 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
 
 def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
     # The translations that named it change too (S-405).
-    record(session, terms={term.id, term.parent_id, *group_members(session, term, "taxonomy")})
+    record(
+        session,
+        terms={term.id, term.parent_id} | group_members(session, Term.taxonomy, {term.id}),
+    )
     _check_translation(
         session,
         term.taxonomy,
@@ -137,7 +140,8 @@ def delete_term(session: Session, term: Term) -> None:
     )
     record(
         session,
-        terms={term.id, term.parent_id, *children, *group_members(session, term, "taxonomy")},
+        terms={term.id, term.parent_id, *children}
+        | group_members(session, Term.taxonomy, {term.id}),
         posts=linked,
     )
     session.execute(update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id))

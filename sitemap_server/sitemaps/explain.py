@@ -37,7 +37,7 @@ KINDS = ("post", "term", "author")
 INDEX = "sitemap_index"
 DOCUMENT = re.compile(r"^/([a-z0-9_]+)-sitemap([0-9]{0,9})\.xml$")
 # The index and its further parts past 50,000 sitemaps (S-311).
-INDEX_DOCUMENT = re.compile(r"^/sitemap_index([0-9]{0,9})\.xml$")
+INDEX_DOCUMENT = re.compile(rf"^/{INDEX}([0-9]{{0,9}})\.xml$")
 # Ids are 32-bit integers; a larger number names nothing (and PostgreSQL refuses it).
 MAX_ID = 2**31 - 1
 AUTHOR_PATH = re.compile(r"^/author/([^/]+)/$")

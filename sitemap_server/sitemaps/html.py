@@ -27,11 +27,10 @@ from .responses import (
     RenderCache,
     Rendered,
     accepts_gzip,
-    is_not_modified,
     not_found,
+    not_modified,
     pack,
     send,
-    sitemap_headers,
 )
 from .views import HTML_ROOT, INDEX, html_url, moved
 
@@ -78,7 +77,6 @@ STYLESHEETS = "sitemap_server.html_stylesheets"
 
 
 def html_view(request: Request) -> Response:
-
     document = request.matchdict.get("document") or INDEX
     site_url = request.read_state.site.site_url
     if document == INDEX and request.path_info != HTML_ROOT:
@@ -95,10 +93,9 @@ def html_view(request: Request) -> Response:
     # second), and kept in the render cache beside the XML.
     etag = f"{xml.etag}-html"
     wants_gzip = accepts_gzip(request)
-    if is_not_modified(request, f"{etag}-gz" if wants_gzip else etag, xml.last_modified):
-        response = sitemap_headers(request, Response(status=304), etag, wants_gzip)
-        response.last_modified = xml.last_modified
-        return response
+    unchanged = not_modified(request, etag, xml.last_modified, wants_gzip)
+    if unchanged is not None:
+        return unchanged
     cache: RenderCache = request.registry[RENDER_CACHE]
     key = ("html", document, site_url, etag)
     page = cache.get(key)

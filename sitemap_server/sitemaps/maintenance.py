@@ -28,6 +28,7 @@ from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..content.links import Links
+from ..content.translations import group_members
 from ..context import context_of, plugins_of
 from ..hookspecs import hookimpl
 from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion, Term, take_write_lock
@@ -210,31 +211,11 @@ def with_translations(session: Session, changes: ContentChanges) -> ContentChang
     """``changes`` and the other members of the translation groups of its posts and terms:
     each member names the others (S-405), so a change of one (listed or not, a new URL)
     is a change of every one, for every provider, the plugins' included."""
-    posts = _members(session, Post, Post.type, changes.posts)
-    terms = _members(session, Term, Term.taxonomy, changes.terms)
+    posts = group_members(session, Post.type, changes.posts)
+    terms = group_members(session, Term.taxonomy, changes.terms)
     if posts <= changes.posts and terms <= changes.terms:
         return changes
     return replace(changes, posts=changes.posts | posts, terms=changes.terms | terms)
-
-
-def _members(session: Session, model: Any, kind: Any, ids: set[int]) -> set[int]:
-    """The ids of the members of the translation groups of ``ids`` (same kind, group)."""
-    found: set[int] = set()
-    for batch in chunks(sorted(ids)):
-        grouped = (
-            select(kind, model.translation_group)
-            .where(model.id.in_(batch), model.translation_group.is_not(None))
-            .subquery()
-        )
-        found.update(
-            session.scalars(
-                select(model.id).join(
-                    grouped,
-                    (kind == grouped.c[0]) & (model.translation_group == grouped.c[1]),
-                )
-            )
-        )
-    return found
 
 
 def _with_due_changes(

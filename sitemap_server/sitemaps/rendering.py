@@ -78,10 +78,11 @@ def render_key(spec: str) -> str:
 
 
 def people_note(url: str) -> str:
-    """The comment that leads every document: where a person reads it. A browser without
-    XSLT (Chrome's default since November 2026) shows the XML as a tree, comments
-    included. A comment holds no ``--``: a URL's is written ``-%2D``, which a browser
-    reads back the same (hosts and paths are percent-decoded)."""
+    """The comment that leads every document: where a person reads it, for whoever reads
+    its source (a browser's source view, a tree view without stylesheets; a browser
+    without XSLT shows the document's CSS instead, ``html.css_view``). A comment holds
+    no ``--``: a URL's is written ``-%2D``, which a browser reads back the same (hosts
+    and paths are percent-decoded)."""
     return f" A sitemap, for search engines. People read it at {url.replace('--', '-%2D')} "
 
 
@@ -118,7 +119,7 @@ class RenderedEntry:
         self.images = [xml_text(i) for i in entry.images or ()]
         self.alternates = [
             SimpleNamespace(hreflang=xml_text(hreflang), href=site + xml_text(path))
-            for hreflang, path in getattr(entry, "alternates", None) or ()
+            for hreflang, path in entry.alternates or ()
         ]
         self.extra = entry.extra
 

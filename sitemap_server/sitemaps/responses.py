@@ -142,10 +142,9 @@ def sitemap_response(
     versions = state.version_of(*names)
     etag = document_etag(what, versions)
     last_modified = state.changed_at(*names)
-    if is_not_modified(request, f"{etag}-gz" if wants_gzip else etag, last_modified):
-        response = sitemap_headers(request, Response(status=304), etag, wants_gzip)
-        response.last_modified = last_modified
-        return response
+    unchanged = not_modified(request, etag, last_modified, wants_gzip)
+    if unchanged is not None:
+        return unchanged
     key = (*what, state.site.site_url, versions)
     rendered = cache.get(key)
     if rendered is None:
@@ -225,6 +224,18 @@ def pack(pieces: Iterable[bytes], etag: str, last_modified: datetime | None) -> 
     gzipped.append(compressor.flush())
     joined = b"".join(plain) if plain is not None else None
     return Rendered(joined, b"".join(gzipped), size, etag, last_modified)
+
+
+def not_modified(
+    request: Request, etag: str, last_modified: datetime | None, gzipped: bool
+) -> Response | None:
+    """A 304, with the sitemap headers, when the client has the document (``etag`` of its
+    plain form, its gzipped one ``-gz``); else None."""
+    if not is_not_modified(request, f"{etag}-gz" if gzipped else etag, last_modified):
+        return None
+    response = sitemap_headers(request, Response(status=304), etag, gzipped)
+    response.last_modified = last_modified
+    return response
 
 
 def is_not_modified(request: Request, etag: str, last_modified: datetime | None) -> bool:

@@ -76,7 +76,7 @@ def css_path(document: str) -> str:
 
 def html_url(site_url: str, document: str) -> str:
     """Where people see ``document`` (``sitemap_index``, ``post-sitemap2``) as a page."""
-    page = "" if document == "sitemap_index" else f"{document}.html"
+    page = "" if document == INDEX else f"{document}.html"
     return f"{site_url}{HTML_ROOT}{page}"
 
 
@@ -85,8 +85,9 @@ def index_view(request: Request) -> Response:
     if beyond(number, MAX_INDEXES):
         return not_found(request, request.path)
     site = request.read_state.site
-    if canonical(number) is not None:
-        return moved(request, site.site_url + index_path(canonical(number) or 1))
+    target = canonical(number)
+    if target is not None:
+        return moved(request, site.site_url + index_path(target))
     part = int(number or "1")
     names = [] if site.private else [p.name for p in site.providers]
 
@@ -150,13 +151,15 @@ def page_view(request: Request) -> Response:
     if beyond(number, MAX_PAGES):
         return not_found(request, request.path)
     site = request.read_state.site
-    if canonical(number) is not None:
-        return moved(request, sitemap_url(site.site_url, name, canonical(number) or 1))
+    target = canonical(number)
+    if target is not None:
+        return moved(request, sitemap_url(site.site_url, name, target))
     page = int(number) if number else 1
     provider = site.provider(name)
     if provider is None or (site.private and page > 1):
         return not_found(request, request.path)
     namespaces = request.registry[NAMESPACES]
+    document_name = sitemap_name(name, page)
 
     def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
         row = None
@@ -180,8 +183,8 @@ def page_view(request: Request) -> Response:
             state.site.site_url,
             xsl=provider.xsl,
             # The page for people (the XSL links to it).
-            html=html_url(state.site.site_url, sitemap_name(name, page)),
-            css=css_path(sitemap_name(name, page)),
+            html=html_url(state.site.site_url, document_name),
+            css=css_path(document_name),
             namespaces=namespaces,
         )
 

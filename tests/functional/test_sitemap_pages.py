@@ -107,7 +107,7 @@ def test_the_xml_names_its_page_and_its_stylesheet(site, testapp):
             ("xml-stylesheet", f'type="text/css" href="/sitemaps/{name}.css"'),
             ("html-view", SITE_URL + html_path),
         ]
-        # What a browser without XSLT shows of it: the XML as a tree, comments included.
+        # For whoever reads the source: a comment naming the page for people.
         comments = [node.text for node in before if isinstance(node, etree._Comment)]
         assert comments == [
             f" A sitemap, for search engines. People read it at {SITE_URL + html_path} "

@@ -7,10 +7,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from sitemap_server.plugin import Base
-
-# A BCP 47 tag as given (sr-Latn-RS, zh-Hant-TW): as long as the core's site language.
-MAX_LANGUAGE_TAG = 35
+from sitemap_server.plugin import MAX_LANGUAGE_TAG, Base
 
 
 class NewsSettings(Base):

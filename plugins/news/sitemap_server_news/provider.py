@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import exists, func, or_, select
 
+from sitemap_server.plugin import LANGUAGE_TAG as CORE_LANGUAGE_TAG
 from sitemap_server.plugin import (
     BuildContext,
     ContentChanges,
@@ -40,8 +41,9 @@ MAX_ITEMS = 1000
 KEY_SECONDS = 2**32
 KEY_IDS = 10**9
 # A language tag as site owners write it (BCP 47: en, pt-BR, zh-Hant, sr-Latn-RS), the shape
-# the core takes for the site's language. Stored as given; reduced by news_language.
-LANGUAGE_TAG = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{1,8})*")
+# the core takes for the site's and the posts' languages. Stored as given; reduced by
+# news_language.
+LANGUAGE_TAG = re.compile(CORE_LANGUAGE_TAG)
 # news:language: an ISO 639 code, except zh-cn (Simplified) and zh-tw (Traditional) for
 # Chinese (sitemap-news.xsd and Google's documentation).
 ISO_639 = re.compile(r"[a-z]{2,3}")
