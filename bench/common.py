@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import requests
 from sqlalchemy import MetaData, create_engine
 
 
@@ -43,3 +45,24 @@ def migrate(url: str, directory: Path) -> Path:
     command = Path(sys.executable).parent / "sitemap-server"
     subprocess.run([command, "--config", ini, "migrate"], check=True, capture_output=True)
     return ini
+
+
+# How long a server may take to answer its first request: generous, since a benchmark
+# (and the test that runs it) may start on a machine busy with other work.
+STARTUP_SECONDS = 180
+
+
+def wait_until_up(base: str, process: subprocess.Popen[bytes] | None = None) -> None:
+    """Until ``base``/robots.txt answers 200 (bounded by ``STARTUP_SECONDS``); fails at
+    once if ``process``, the server, has exited."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode} before answering")
+        try:
+            if requests.get(f"{base}/robots.txt", timeout=5).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.1)  # polling the starting server, bounded by the deadline
+    raise RuntimeError(f"{base} did not answer within {STARTUP_SECONDS} s")

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from common import empty_database
+from common import empty_database, wait_until_up
 from sqlalchemy import MetaData, create_engine, insert, text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -345,12 +345,7 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         try:
             session = requests.Session()
-            for _ in range(100):  # listening: a connection, no request yet
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            wait_until_up(base, server)
             # The first request the process answers, and the next ones (each a new
             # document, so none is cached): what a crawler meets after a restart.
             cold = []

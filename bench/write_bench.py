@@ -42,7 +42,7 @@ from typing import Any
 
 import requests
 import sitemap_bench
-from common import drop_all_tables
+from common import drop_all_tables, wait_until_up
 from sitemap_bench import BIN, cli, free_port, generate, percentile
 from sqlalchemy import create_engine, text
 
@@ -60,18 +60,6 @@ def write_ini(
         extra=f"sitemap_server.maintainer.poll_seconds = {apply_poll}\n"
         f"sitemap_server.max_staleness = {max_staleness}\n",
     )
-
-
-def wait_until_up(base: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"{base}/robots.txt", timeout=1).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{base} did not start")
 
 
 def wrk(

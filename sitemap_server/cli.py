@@ -29,6 +29,10 @@ from .plugins import DISTRIBUTION, PLUGIN_MANAGER, describe_plugins, from_settin
 from .settings import SettingsError, normalize
 
 DEFAULT_CONFIG = "development.ini"
+BUSY_TIMEOUT = "sitemap_server.sqlite.busy_timeout_ms"
+# A command waits this long for SQLite's write lock (a server's worker may hold it for a
+# large pass; a request gives up after the setting's 5 s, a command is not in a hurry).
+COMMAND_BUSY_TIMEOUT_MS = 60_000
 
 
 class CommandError(Exception):
@@ -39,7 +43,9 @@ def load_settings(config: str) -> dict[str, Any]:
     if not Path(config).is_file():
         raise CommandError(f"configuration file {config!r} not found (use --config)")
     setup_logging(config)
-    return dict(normalize(dict(get_appsettings(config))))
+    settings = dict(normalize(dict(get_appsettings(config))))
+    settings[BUSY_TIMEOUT] = max(settings[BUSY_TIMEOUT], COMMAND_BUSY_TIMEOUT_MS)
+    return settings
 
 
 @contextmanager
@@ -130,9 +136,9 @@ def cmd_import(args: argparse.Namespace) -> None:
         database(settings) as session,
     ):
         report = import_lines(session, read_lines(stream), validate, progress=bar.update)
-    apply_changes(settings)
     created = ", ".join(f"{n} {kind}" for kind, n in report.as_dict()["created"].items())
     print(f"imported {report.lines} lines: {created or 'nothing'}")
+    apply_changes(settings, quiet=args.quiet)
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> None:
@@ -141,21 +147,46 @@ def cmd_seed_demo(args: argparse.Namespace) -> None:
     settings = load_settings(args.config)
     with database(settings) as session:
         summary = seed_demo(session, posts=args.posts, if_empty=args.if_empty)
-    apply_changes(settings)
     print(summary)
+    apply_changes(settings)
 
 
-def apply_changes(settings: dict[str, Any]) -> None:
-    """Apply the change log now (the command's writes), so the sitemaps are built when the
-    command ends, whether or not a worker runs."""
+def apply_changes(settings: dict[str, Any], quiet: bool = False) -> None:
+    """Apply the change log now (the command's writes, committed already), so the sitemaps
+    are built when the command ends; unless a worker runs, which applies them itself. It
+    never fails the command: what is not applied now is applied by a worker or by the
+    sitemap requests (``max_staleness``), and the command says so."""
+    from .outages import database_unavailable
     from .sitemaps.engine import Engine
+    from .sitemaps.presence import worker_alive
 
     engine = get_engine(settings)
     context = AppContext.from_settings(settings)
     try:
+        if worker_alive(engine):
+            if not quiet:
+                print("a worker is running: it brings the sitemaps up to date", file=sys.stderr)
+            return
+        if not quiet:
+            print("bringing the sitemaps up to date …", file=sys.stderr)
         Engine(context).apply(get_session_factory(engine, context))
+    except Exception as error:
+        if not database_unavailable(error):
+            raise
+        print(
+            f"sitemap-server: the sitemaps are not up to date yet ({_unavailable(error)}); "
+            "a worker, or the next sitemap requests, will apply the changes",
+            file=sys.stderr,
+        )
     finally:
         engine.dispose()
+
+
+def _unavailable(error: BaseException) -> str:
+    """The first line of what the database said."""
+    cause = getattr(error, "orig", None) or error
+    lines = str(cause).strip().splitlines()
+    return f"{type(cause).__name__}: {lines[0] if lines else 'no answer'}"
 
 
 def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
@@ -163,8 +194,10 @@ def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
 
     settings = load_settings(args.config)
     with database(settings) as session:
-        engine_of(session).rebuild(session)
-    print("sitemaps rebuilt")
+        failures = engine_of(session).rebuild(session)
+    for failure in failures:
+        print(f"failed: {failure}", file=sys.stderr)
+    print("sitemaps rebuilt" + (f", {len(failures)} failure(s) left as stored" if failures else ""))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -182,7 +215,15 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f", expected {plain['expected']!r}")
         if report.count > len(report.differences):
             print(f"… and {report.count - len(report.differences)} more")
-        if not report.count:
+        for failure in report.failures:
+            print(f"failed: {failure}")
+        if report.failures:
+            print(
+                f"{len(report.failures)} failure(s) to compute an entry or a sitemap (see the "
+                "log): fix the content or the plugin, then run check again",
+                file=sys.stderr,
+            )
+        elif not report.count:
             print(f"the stored sitemaps are what the content implies ({report.entries} entries)")
         elif report.repaired:
             print(f"{report.count} difference(s) repaired", file=sys.stderr)
@@ -191,7 +232,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 f"{report.count} difference(s); `check --repair` stores the rebuild",
                 file=sys.stderr,
             )
-    return 1 if report.count else 0
+    return 1 if report.count or report.failures else 0
 
 
 def explain_target(words: list[str]) -> tuple[str, int] | str:
@@ -454,6 +495,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {where}{problem.field or ''}: {problem.message}", file=sys.stderr)
         print("nothing was changed", file=sys.stderr)
         return 1
+    except Exception as exc:
+        from .outages import database_unavailable
+
+        if not database_unavailable(exc):
+            raise
+        # Down, refusing connections, or (SQLite) locked by another writer for longer
+        # than the command waits: nothing this transaction did was committed.
+        print(
+            f"sitemap-server: the database is unavailable or busy ({_unavailable(exc)}); "
+            "nothing was changed: try again when it answers (a SQLite database is locked "
+            f"while another process writes; a command waits {COMMAND_BUSY_TIMEOUT_MS // 1000} s)",
+            file=sys.stderr,
+        )
+        return 75  # EX_TEMPFAIL: try again later
     return status or 0
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import zope.sqlalchemy
 from pyramid.config import Configurator
 from pyramid.request import Request
-from sqlalchemy import engine_from_config, event, text
+from sqlalchemy import engine_from_config, event, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, configure_mappers, sessionmaker
@@ -56,9 +56,33 @@ __all__ = [
 configure_mappers()
 
 
+# PostgreSQL: how soon a backend notices that its client is gone. A process killed in
+# the middle of a statement (a worker mid-pass) leaves its backend running that statement,
+# holding its locks (the maintainer's among them), until it next writes to the dead
+# socket: minutes. ``client_connection_check_interval`` (PostgreSQL 14) has the backend
+# look every 2 s, even while it waits for a lock; TCP keepalives find a client whose
+# machine vanished in about 20 s.
+POSTGRES_CONNECT_ARGS: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 2,
+}
+CLIENT_CHECK = "-c client_connection_check_interval=2000"
+
+
 def get_engine(settings: dict[str, Any], prefix: str = "sqlalchemy.") -> Engine:
+    options: dict[str, Any] = {}
+    url = str(settings.get(prefix + "url", ""))
+    if url.startswith("postgresql"):
+        # What the URL sets itself (?keepalives_idle=…, ?options=…) is kept.
+        given = make_url(url).query
+        connect_args = {k: v for k, v in POSTGRES_CONNECT_ARGS.items() if k not in given}
+        if "options" not in given:
+            connect_args["options"] = CLIENT_CHECK
+        options["connect_args"] = connect_args
     engine = engine_from_config(
-        settings, prefix, echo=settings.get("sitemap_server.sql_echo", False)
+        settings, prefix, echo=settings.get("sitemap_server.sql_echo", False), **options
     )
     if engine.dialect.name == "sqlite":
         database = sqlite_file(engine)

@@ -67,7 +67,12 @@ class Clock:
     sleeping; everything that depends on the time asks ``utcnow()``."""
 
     offset = timedelta(0)
+    # Set: time stands still at this moment (a test at an edge, such as one second before
+    # an expiry, must not depend on how fast the machine runs).
+    frozen: datetime | None = None
 
 
 def utcnow() -> datetime:
+    if Clock.frozen is not None:
+        return Clock.frozen
     return datetime.now(UTC) + Clock.offset

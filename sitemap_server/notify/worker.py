@@ -40,8 +40,10 @@ from ..models import Notification, NotificationAttempt, get_engine, get_session_
 from ..models.meta import utcnow
 from ..models.notifications import CANCELLED, FAILED, PENDING, SENT
 from ..models.site import effective_site_url, get_settings
+from ..outages import database_unavailable
 from ..settings import setting_value
 from ..sitemaps.maintenance import apply_all, catch_up
+from ..sitemaps.presence import Presence
 from . import outbox, report, senders
 from .channels import RETRY, Channel, Message, Request, Result
 from .config import NotifyConfig
@@ -106,6 +108,10 @@ class Worker:
         self._http = http
         self._pruned_at: datetime | None = None
         self._own_engine: Engine | None = None
+        # While it runs, readers leave the change log to it (``presence``).
+        self.presence = Presence(sessions.kw["bind"])
+        # The database was unavailable at the last pass (logged once, and once when back).
+        self.outage: str | None = None
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any], **kwargs: Any) -> Worker:
@@ -131,6 +137,7 @@ class Worker:
         return self._http
 
     def close(self) -> None:
+        self.presence.release()
         if self._http is not None:
             self._http.close()
         if self._own_engine is not None:
@@ -165,15 +172,40 @@ class Worker:
         next_pass = 0.0
         while not stop.is_set():
             try:
+                self.presence.hold()
                 if time.monotonic() >= next_pass:
                     next_pass = time.monotonic() + self.config.poll_seconds
                     self.run_once()
                 else:
                     self.maintain()
-            except Exception:
-                log.exception("worker %s: the pass failed", self.name)
+            except Exception as error:
+                self._failed(error)
+            else:
+                if self.outage is not None:
+                    log.warning("worker %s: the database is back", self.name)
+                    self.outage = None
             stop.wait(min(self.apply_poll_seconds, self.config.poll_seconds))
+        self.presence.release()
         log.info("worker %s stopped", self.name)
+
+    def _failed(self, error: Exception) -> None:
+        """A pass failed: an outage is logged once (and once when it ends), in one line;
+        anything else is a bug, logged with its traceback."""
+        if not database_unavailable(error):
+            log.exception("worker %s: the pass failed", self.name)
+            return
+        # Its connection may be the one that died: hold the mark again on a new one.
+        self.presence.release()
+        if self.outage is None:
+            cause = getattr(error, "orig", None) or error
+            lines = str(cause).strip().splitlines()
+            self.outage = f"{type(cause).__name__}: {lines[0] if lines else ''}"
+            log.warning(
+                "worker %s: the database is unavailable (%s); trying again every %s s",
+                self.name,
+                self.outage,
+                self.apply_poll_seconds,
+            )
 
     # The steps -------------------------------------------------------------------------
 

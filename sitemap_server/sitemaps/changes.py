@@ -187,10 +187,22 @@ class Waiting:
 def claim(session: Session, limit: int) -> tuple[ContentChanges, int]:
     """Take the oldest ``limit`` rows of the change log (deleted in this transaction, so
     they are gone only if what applies them commits): what they record, and how many."""
-    oldest = select(SitemapChange.id).order_by(SitemapChange.id).limit(limit)
+    # The ``limit``-th oldest id (or, with fewer rows, the newest) bounds a range: both
+    # are scalar subqueries run once, so the plan is one walk of the primary key whatever
+    # the statistics say. ``id IN (SELECT … LIMIT n)`` once ran 7 minutes on PostgreSQL
+    # under statistics taken in the middle of an import (a join that read the log again
+    # for each row), where the range takes 0.2 s.
+    boundary = func.coalesce(
+        select(SitemapChange.id)
+        .order_by(SitemapChange.id)
+        .offset(limit - 1)
+        .limit(1)
+        .scalar_subquery(),
+        select(func.max(SitemapChange.id)).scalar_subquery(),
+    )
     taken = session.execute(
         delete(SitemapChange)
-        .where(SitemapChange.id.in_(oldest.scalar_subquery()))
+        .where(SitemapChange.id <= boundary)
         .returning(SitemapChange.kind, SitemapChange.object_id, SitemapChange.provider)
         .execution_options(synchronize_session=False)
     ).all()

@@ -57,10 +57,14 @@ class Report:
     count: int = 0  # all of them, reported or not
     entries: int = 0  # entries a rebuild stores
     repaired: bool = False
+    # What the rebuild could not compute (a provider's or plugin's failure, in words): its
+    # entries are left as stored, and the stored sitemaps may not be what content implies.
+    failures: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "differences": [d.as_dict() for d in self.differences],
+            "failures": self.failures,
             "count": self.count,
             "entries": self.entries,
             "repaired": self.repaired,
@@ -88,7 +92,7 @@ def check(session: Session, repair: bool = False) -> Report:
         session.execute(
             text(f"CREATE TEMPORARY TABLE {STORED_ENTRIES} AS SELECT * FROM sitemap_entries")
         )
-        refresh(session, ContentChanges(everything=True))
+        report.failures = refresh(session, ContentChanges(everything=True))[:MAX_REPORTED]
         session.flush()
         _compare_entries(session, report)
         _compare_pages(report, stored_pages, _pages(session))

@@ -68,9 +68,10 @@ class Engine:
         did (``maintenance.catch_up``)."""
         return maintenance.catch_up(session)
 
-    def rebuild(self, session: Session) -> None:
-        """Rebuild every sitemap from the content (``maintenance.rebuild``)."""
-        maintenance.rebuild(session)
+    def rebuild(self, session: Session) -> list[str]:
+        """Rebuild every sitemap from the content (``maintenance.rebuild``); what could
+        not be computed, in words."""
+        return maintenance.rebuild(session)
 
     # Answers -----------------------------------------------------------------------------
 

@@ -25,6 +25,8 @@ from typing import Any
 
 import pluggy
 from sqlalchemy import delete, func, insert, select, text
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as SATimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..content.links import Links
@@ -54,6 +56,8 @@ BULK_CHANGE = 1000
 COMPARED_REBUILD = 10_000
 # A log line about an entry names this many of its problems, then counts the others.
 MAX_LOGGED_PROBLEMS = 3
+# Characters of an error's text that a log line or ``check`` repeats.
+MAX_ERROR_TEXT = 300
 
 
 # Change-log rows one maintainer transaction applies at most: large enough that an import
@@ -65,6 +69,17 @@ APPLY_BATCH = 20_000
 # batch, 12 s rebuilt), so this is where the two cost the same.
 REBUILD_SHARE = 2
 MAINTAINER = "maintainer"
+# An entry's key and part as the database stores them (BIGINT, INTEGER): a provider that
+# computes one outside these has that entry left out, not the whole refresh failed.
+KEY_RANGE = range(-(2**63), 2**63)
+PART_RANGE = range(1, 2**31)
+# The database unavailable, or a lock or statement timeout: never contained (the worker
+# waits and tries again, a request answers 503). Any other error while one sitemap or one
+# entry is computed is contained: that entry (or sitemap) is left as stored, logged, and
+# reported by ``check``, and everything else is applied.
+OUTAGE = (OperationalError, InterfaceError, SATimeoutError)
+LEFT_OUT = "is left out"
+WHOLE = "the whole sitemap is refreshed"
 
 
 @hookimpl
@@ -120,12 +135,13 @@ def apply_some(
         return apply_pending(session, limit, may_rebuild, wait)
 
 
-def rebuild(session: Session) -> None:
+def rebuild(session: Session) -> list[str]:
     """Rebuild every sitemap from the content: the change log is emptied first (a
-    rebuild is every key changed), so what it held is in the rebuild's reads."""
+    rebuild is every key changed), so what it held is in the rebuild's reads. What could
+    not be computed (``refresh``)."""
     lock(session, MAINTAINER)
     change_log.clear(session)
-    refresh(session, ContentChanges(everything=True))
+    return refresh(session, ContentChanges(everything=True))
 
 
 def try_lock(session: Session, name: str, wait: bool = True) -> bool:
@@ -166,7 +182,9 @@ def unrendered(providers: list[Provider], rendered: dict[str, str | None]) -> se
     return {p.name for p in providers if rendered.get(p.name) != render_key(p.template)}
 
 
-def refresh(session: Session, changes: ContentChanges) -> None:
+def refresh(session: Session, changes: ContentChanges) -> list[str]:
+    """Apply ``changes`` to every provider's stored entries, pages and versions; what
+    could not be computed (left as stored, logged), in words."""
     plugins = plugins_of(session)
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
@@ -200,11 +218,70 @@ def refresh(session: Session, changes: ContentChanges) -> None:
             or provider.name in changes.providers
             or provider.name in stale
         )
-        keys = None if whole else provider.affected_keys(ctx, changes)
+        if whole:
+            keys = None
+        else:
+            try:
+                keys = provider.affected_keys(ctx, changes)
+            except OUTAGE:
+                raise
+            except Exception as error:
+                # Which of its entries the change reaches is unknown: all of them.
+                _failed(
+                    ctx, f"the keys a change reaches in the {provider.name} sitemap", error, WHOLE
+                )
+                keys = None
         if keys is None or keys:
-            update_provider(ctx, provider, keys, stored)
+            contained_update(ctx, provider, keys, stored)
             if bulk:  # later providers join the entries just stored
                 update_planner_statistics(session, SitemapEntry.__tablename__)
+    return ctx.failures
+
+
+def contained_update(
+    ctx: BuildContext,
+    provider: Provider,
+    keys: set[int] | None,
+    stored: dict[str, datetime | None] | None = None,
+) -> None:
+    """``update_provider`` in a savepoint. If it fails (a provider's or plugin's code
+    raised, or a query of theirs failed), it is undone and tried again on each half of
+    the keys, down to the single key that fails: that entry stays as stored and the
+    failure is logged and kept in ``ctx.failures``; every other key is applied. A whole
+    rebuild that fails leaves the sitemap as stored."""
+    try:
+        with ctx.session.begin_nested():
+            update_provider(ctx, provider, keys, stored)
+    except OUTAGE:
+        raise
+    except Exception as error:
+        if keys is None or len(keys) == 1:
+            what = (
+                f"the {provider.name} sitemap"
+                if keys is None
+                else f"the entry with key {next(iter(keys))} in the {provider.name} sitemap"
+            )
+            _failed(ctx, what, error)
+            return
+        ordered = sorted(keys)
+        half = len(ordered) // 2
+        contained_update(ctx, provider, set(ordered[:half]), stored)
+        contained_update(ctx, provider, set(ordered[half:]), stored)
+
+
+def _failed(
+    ctx: BuildContext, what: str, error: BaseException, outcome: str = "is left as stored"
+) -> None:
+    """Log and keep a failure to compute ``what``. The traceback goes to the log: it is a
+    provider's or a plugin's bug, and names the line."""
+    message = f"{what} could not be computed and {outcome}: {_described(error)}"
+    log.error("%s", message, exc_info=error)
+    ctx.failures.append(message)
+
+
+def _described(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= MAX_ERROR_TEXT else text[: MAX_ERROR_TEXT - 1] + "…"
 
 
 def with_translations(session: Session, changes: ContentChanges) -> ContentChanges:
@@ -262,13 +339,17 @@ def update_planner_statistics(session: Session, table: str | None = None) -> Non
     session.execute(text(f"ANALYZE {table}" if table else "ANALYZE"))
 
 
-def catch_up(session: Session) -> bool:
+def catch_up(session: Session, wait: bool = True) -> bool:
     """Bring the stored sitemaps up to date now: apply the whole change log (waiting for
     a maintainer at work to finish), the providers whose ``due_at`` has passed (scheduled
     posts going live), and build those never built. Safe to run from several processes
-    at once: the second finds nothing left to do. Whether anything was done."""
+    at once: the second finds nothing left to do. Whether anything was done. Without
+    ``wait``, nothing when a maintainer is at work (it, or a later call, does it)."""
     plugins = plugins_of(session)
-    lock(session, MAINTAINER)
+    if wait:
+        lock(session, MAINTAINER)
+    elif not try_lock(session, MAINTAINER, wait=False):
+        return False
     applied = 0
     # Held already: the try-lock of apply_pending takes it again (advisory locks nest).
     while count := apply_pending(session):
@@ -283,7 +364,7 @@ def catch_up(session: Session) -> bool:
         return bool(applied)
     ctx = build_context(session, plugins, providers)
     for provider in missing:
-        update_provider(ctx, provider, None, stored)
+        contained_update(ctx, provider, None, stored)
     refresh(session, ContentChanges())  # it brings in what is due
     # Whatever ``refresh`` did not look at is still due at a time that has passed.
     for provider in providers:
@@ -317,7 +398,17 @@ def _stored_form(
     plugin, however careless, can store what would break a document."""
     rules = EntryRules.of(ctx.site_url, ctx.settings.allowed_image_hosts or [])
     for entry in _filtered(ctx, provider, entries):
-        safe, problems = rules.apply(entry)
+        try:
+            safe, problems = rules.apply(entry)
+        except OUTAGE:
+            raise
+        except Exception as error:
+            _failed(
+                ctx, f"{_subject(provider, entry)} in the {provider.name} sitemap", error, LEFT_OUT
+            )
+            continue
+        if entry.key not in KEY_RANGE or entry.part not in PART_RANGE:
+            safe, problems = None, [f"its key {entry.key} or part {entry.part} cannot be stored"]
         if problems:
             what = "left out" if safe is None else "listed without what follows"
             log.warning(
@@ -347,7 +438,14 @@ def _subject(provider: Provider, entry: Entry) -> str:
 def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterable[Entry]:
     """Each entry through the ``sitemap_entry`` chain (``filter_entry``)."""
     for entry in entries:
-        current, _changed_by = filter_entry(ctx.plugins, provider.kind, entry)
+        try:
+            current, _changed_by = filter_entry(ctx.plugins, provider.kind, entry)
+        except OUTAGE:
+            raise
+        except Exception as error:
+            what = f"{_subject(provider, entry)} in the {provider.name} sitemap (sitemap_entry)"
+            _failed(ctx, what, error, LEFT_OUT)
+            continue
         if current is not None:
             yield current
 
@@ -507,6 +605,21 @@ def _replace(ctx: BuildContext, provider: Provider, keys: set[int], entries: lis
 def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> None:
     """Store ``entries``, each with its rendered fragment and the bytes it takes."""
     renderer = EntryRenderer(provider, ctx.site_url, ctx.zone)
-    rows = (e.row(provider.name, *renderer.render(e)) for e in entries)
-    for batch in chunks(rows):
+    for batch in chunks(_rendered_rows(ctx, provider, renderer, entries)):
         ctx.session.execute(insert(SitemapEntry), batch)
+
+
+def _rendered_rows(
+    ctx: BuildContext, provider: Provider, renderer: EntryRenderer, entries: Iterable[Entry]
+) -> Iterator[dict[str, Any]]:
+    """The rows of ``entries``, each with its fragment; an entry that cannot be rendered
+    (its template raised) is left out, logged."""
+    for entry in entries:
+        try:
+            yield entry.row(provider.name, *renderer.render(entry))
+        except OUTAGE:
+            raise
+        except Exception as error:
+            _failed(
+                ctx, f"{_subject(provider, entry)} in the {provider.name} sitemap", error, LEFT_OUT
+            )

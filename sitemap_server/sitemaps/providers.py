@@ -40,6 +40,9 @@ class BuildContext:
     page_bytes: int = MAX_PAGE_BYTES - PAGE_FRAME_BYTES
     # The site's time zone: the dates of the entries' fragments carry its offset.
     zone: tzinfo = UTC
+    # What could not be computed in this refresh (an entry, a sitemap), in words: the
+    # maintainer leaves it as stored, logs it, and ``check`` reports it.
+    failures: list[str] = field(default_factory=list)
 
 
 class Provider:

@@ -11,7 +11,9 @@ the cache key a rendering is stored under name exactly the content it shows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -27,6 +29,7 @@ from ..models.meta import utcnow
 from ..models.site import effective_site_url, get_settings
 from . import maintenance
 from .changes import OLDEST_WAITING
+from .presence import worker_alive
 from .providers import Provider
 from .rendering import render_key
 from .watch import PostgresWatch, SQLiteWatch
@@ -44,6 +47,8 @@ VERSIONS = select(
 # 100,000 posts on SQLite (bench/maintainer_bench.py), whatever waits (an import
 # through the API leaves one per post).
 READER_CHANGES = 500
+
+log = logging.getLogger(__name__)
 
 Versions = dict[str, tuple[int, datetime]]
 
@@ -108,6 +113,8 @@ class Reader:
         self.configured_url = configured_url
         self.site: tuple[Any, SiteSnapshot] | None = None
         self.watch = _watch(engine, max_staleness) if watch else None
+        # Until when (time.monotonic) a worker was last seen alive.
+        self._worker_seen_until = 0.0
         if self.watch is not None:
             event.listen(engine, "engine_disposed", lambda _engine: self.close())
 
@@ -138,22 +145,59 @@ class Reader:
                 rows = own.execute(VERSIONS).all()
         state = self._state(rows)
         waiting, due = self._waiting(rows), self._due(rows, state)
-        if waiting:
-            # Changes have waited too long for the maintainer (no worker runs, or it is
-            # behind): apply the oldest (a bounded number; the next requests, or a
-            # maintainer already at work, do the rest). Never by waiting for SQLite's
-            # write lock, unless every answer must show every write before it.
-            exact = not self.max_staleness
-            maintenance.apply_some(self.session_factory, READER_CHANGES, wait=exact)
+        # Every answer must show every write before it (the tests), or the answer may be
+        # late by up to ``max_staleness`` and this request need not wait for anyone.
+        exact = not self.max_staleness
+        worked = False
+        if waiting and (exact or not self._worker_alive()):
+            # Changes have waited too long and no worker runs: apply the oldest (a bounded
+            # number; the next requests do the rest). Never by waiting for SQLite's write
+            # lock, unless every answer must show every write before it. With a worker
+            # alive the request leaves the log to it: helping would only compete with it.
+            worked = self._contained(
+                lambda: maintenance.apply_some(self.session_factory, READER_CHANGES, wait=exact)
+            )
         if due:
             # A scheduled change has come due, or a provider was never built: do it
-            # before answering, so that no answer is ever stale.
-            with self.session_factory() as session, session.begin():
-                maintenance.catch_up(session)
-        if waiting or due:
+            # before answering, so that no answer is stale (unless a maintainer is at
+            # it this moment and answers may be late: then it is done by that one, or by
+            # the next request).
+            def bring_due() -> None:
+                with self.session_factory() as session, session.begin():
+                    maintenance.catch_up(session, wait=exact)
+
+            worked = self._contained(bring_due) or worked
+        if worked:
             with self.versions_engine.connect() as own:
                 state = self._state(own.execute(VERSIONS).all())
         return state
+
+    def _worker_alive(self) -> bool:
+        """Whether a worker is alive (``presence``), asked at most once per
+        ``max_staleness`` while it is."""
+        now = time.monotonic()
+        if now < self._worker_seen_until:
+            return True
+        if worker_alive(self.engine):
+            self._worker_seen_until = now + self.max_staleness.total_seconds()
+            return True
+        return False
+
+    @staticmethod
+    def _contained(work: Callable[[], Any]) -> bool:
+        """Run maintenance ``work`` for a request: True when it ran. A failure other than
+        an outage (which answers 503) is logged and the request answered with what is
+        stored: a reader never fails for the maintainer's sake."""
+        try:
+            work()
+        except maintenance.OUTAGE:
+            raise
+        except Exception:
+            log.exception(
+                "applying the change log before answering failed; answering with what is stored"
+            )
+            return False
+        return True
 
     def _state(self, rows: Any) -> ReadState:
         versions = {row.provider: (row.version, row.changed_at) for row in rows}

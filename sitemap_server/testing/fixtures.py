@@ -350,15 +350,26 @@ class MovableClock:
         return utcnow()
 
     def advance(self, **delta: float) -> datetime:
-        Clock.offset += timedelta(**delta)
+        if Clock.frozen is not None:
+            Clock.frozen += timedelta(**delta)
+        else:
+            Clock.offset += timedelta(**delta)
         return utcnow()
+
+    def freeze(self, when: datetime) -> datetime:
+        """Stop the clock at ``when`` (aware), until ``advance`` or ``freeze`` moves it:
+        what a test asserts at an edge then holds however slowly the machine runs."""
+        Clock.frozen = when
+        return when
 
 
 @pytest.fixture
 def clock() -> Iterator[MovableClock]:
-    """``clock.advance(hours=1)`` moves the application's time (in this process) forward."""
+    """``clock.advance(hours=1)`` moves the application's time (in this process) forward;
+    ``clock.freeze(moment)`` stops it there."""
     yield MovableClock()
     Clock.offset = timedelta(0)
+    Clock.frozen = None
 
 
 @pytest.fixture

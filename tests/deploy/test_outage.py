@@ -12,25 +12,34 @@ disturbs no other test. ``make test`` runs this module once, on PostgreSQL, wher
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
+from sqlalchemy import create_engine, text
 
+from sitemap_server.sitemaps.maintenance import MAINTAINER
+from sitemap_server.sitemaps.presence import worker_alive
 from sitemap_server.testing import (
+    PROJECT_ROOT,
     free_port,
     production_command,
     serve_production,
     server_environment,
 )
+from sitemap_server.testing.servers import PSERVE
 
 pytestmark = pytest.mark.slow
 
@@ -160,3 +169,109 @@ def test_postgresql_stopped_and_started_under_the_server(cluster, tmp_path):
     assert statuses == {200, 503}, crawler.answers
     assert all(retry == "5" for _, status, retry in crawler.answers if status == 503)
     assert "Traceback" not in (tmp_path / "pserve.log").read_text()
+
+
+# The worker beside an outage, and a worker killed mid-pass (issue 29, cases 7 and 8) ---
+
+
+@contextmanager
+def worker_process(cluster: Cluster, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``sitemap-server worker`` on the cluster, its output in ``log``; stopped after."""
+    env = server_environment(
+        SITEMAP_SERVER_DATABASE_URL=cluster.url, SITEMAP_SERVER_SITE_URL=SITE_URL
+    )
+    with log.open("ab") as output:
+        process = subprocess.Popen(
+            [str(PSERVE.parent / "sitemap-server"), "--config", "production.ini", "worker"],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def wait_until(condition: Callable[[], bool], what: str, seconds: float = 90) -> None:
+    """Until ``condition()`` holds, bounded generously (a loaded machine is slow)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting, after {seconds} s, for {what}"
+        time.sleep(0.1)  # polling, bounded by the deadline
+
+
+def import_one_post(cluster: Cluster, tmp_path: Path, slug: str) -> None:
+    line = {"post": {"type": "post", "status": "publish", "title": slug, "slug": slug}}
+    path = tmp_path / f"{slug}.ndjson"
+    path.write_text(json.dumps(line) + "\n")
+    command(cluster, "import", "--quiet", str(path))
+
+
+def waiting_changes(engine: Any) -> int:
+    with engine.connect() as connection:
+        return int(connection.scalar(text("SELECT count(*) FROM sitemap_changes")) or 0)
+
+
+def test_a_worker_logs_an_outage_once_and_applies_again_after_it(cluster, tmp_path):
+    command(cluster, "migrate")
+    command(cluster, "seed-demo", "--posts", "5")
+    log = tmp_path / "worker.log"
+    engine = create_engine(cluster.url)
+    try:
+        with worker_process(cluster, log) as worker:
+            wait_until(lambda: "started" in log.read_text(), "the worker to start")
+            cluster.stop()
+            wait_until(lambda: "database is unavailable" in log.read_text(), "the outage")
+            # Many passes fail meanwhile (one every 0.1 s): still one line says so.
+            time.sleep(2)
+            cluster.start()
+            wait_until(lambda: "the database is back" in log.read_text(), "the recovery")
+            import_one_post(cluster, tmp_path, "after-the-outage")
+            wait_until(lambda: waiting_changes(engine) == 0, "the change to be applied")
+            assert worker.poll() is None
+    finally:
+        engine.dispose()
+    text_ = log.read_text()
+    assert text_.count("database is unavailable") == 1, text_
+    assert text_.count("the database is back") == 1, text_
+    assert "Traceback" not in text_
+
+
+def test_a_killed_worker_frees_the_maintainer_within_seconds(cluster, tmp_path):
+    """kill -9 in the middle of a pass: its backend notices the client is gone (it checks
+    every 2 s, even while waiting for a lock) and drops the maintainer's lock, so a new
+    worker applies the log at once instead of minutes later."""
+    command(cluster, "migrate")
+    command(cluster, "seed-demo", "--posts", "5")
+    engine = create_engine(cluster.url)
+    maintainer = {"key": zlib.crc32(MAINTAINER.encode())}
+    try:
+        with worker_process(cluster, tmp_path / "first.log") as first:
+            wait_until(lambda: worker_alive(engine), "the first worker")
+            with engine.connect() as blocker:
+                # The pass will wait here, holding the maintainer's lock.
+                blocker.execute(text("LOCK TABLE sitemap_entries IN ACCESS EXCLUSIVE MODE"))
+                import_one_post(cluster, tmp_path, "held-up")
+                wait_until(lambda: not maintainer_free(engine, maintainer), "the pass to start")
+                first.kill()
+                first.wait(timeout=30)
+                wait_until(lambda: maintainer_free(engine, maintainer), "the lock to go", 60)
+                blocker.rollback()
+        with worker_process(cluster, tmp_path / "second.log"):
+            wait_until(lambda: waiting_changes(engine) == 0, "the second worker to apply")
+    finally:
+        engine.dispose()
+
+
+def maintainer_free(engine: Any, key: dict[str, int]) -> bool:
+    """Whether no one holds the maintainer's lock (tried in a statement of its own)."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        return bool(connection.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), key))

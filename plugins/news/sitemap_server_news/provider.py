@@ -37,9 +37,12 @@ XSL = "/news-sitemap.xsl"
 TEMPLATE = "sitemap_server_news:templates/news-url.pt"
 WINDOW = timedelta(hours=48)
 MAX_ITEMS = 1000
-# Keys order the entries newest first: (2^32 - seconds since 1970) * 10^9 + post id.
+# Keys order the entries newest first: (2^32 - seconds since 1970) * 2^31 + post id (ids
+# are below 2^31), the seconds held within [1, 2^32) (1970 to 2106; a date outside shares
+# its end's seconds and is ordered by id): a key always fits a signed 64-bit integer, at
+# most 2^63 - 1 (migration news_0003 rebuilt the keys stored before).
 KEY_SECONDS = 2**32
-KEY_IDS = 10**9
+KEY_IDS = 2**31
 # A language tag as site owners write it (BCP 47: en, pt-BR, zh-Hant, sr-Latn-RS), the shape
 # the core takes for the site's and the posts' languages. Stored as given; reduced by
 # news_language.
@@ -158,7 +161,11 @@ class NewsProvider(Provider):
             news_language(settings.language) or news_language(ctx.settings.language) or "en"
         )
         for row in rows:
-            post, news = posts[row.key], fields.get(row.key)
+            post, news = posts.get(row.key), fields.get(row.key)
+            if post is None:
+                # Deleted since its entry was read (another transaction committed between
+                # the two reads): its deletion is in the change log, applied next.
+                continue
             extra: dict[str, Any] = {
                 "name": name,
                 # The post's news language, else the post's own (S-405), else the default.
@@ -196,4 +203,5 @@ def stored_keys(ctx: BuildContext) -> set[int]:
 
 
 def order_key(lastmod: datetime, post_id: int) -> int:
-    return (KEY_SECONDS - int(lastmod.timestamp())) * KEY_IDS + post_id
+    seconds = min(max(int(lastmod.timestamp()), 1), KEY_SECONDS - 1)
+    return (KEY_SECONDS - seconds) * KEY_IDS + post_id

@@ -116,8 +116,9 @@ def ago(clock: Any, **delta: float) -> datetime:
 
 
 def move_to(clock: Any, when: datetime) -> None:
-    """Set the application's clock to ``when`` (a little after, as real time goes on)."""
-    clock.advance(seconds=(when - clock.now()).total_seconds())
+    """Stop the application's clock at ``when``: one second before an edge stays one
+    second before it however long the requests take."""
+    clock.freeze(when)
 
 
 def create_post(api: TestApp, clock: Any, age: timedelta = timedelta(hours=1), **fields) -> dict:

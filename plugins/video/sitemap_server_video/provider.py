@@ -104,6 +104,8 @@ class VideoProvider(Provider):
                 tags = _tags(ctx, ids)
                 for row in rows:
                     own = videos.get(row.key, [])
+                    if row.key not in posts:
+                        continue  # deleted since its entry was read: the change log has it
                     title, post_tags = posts[row.key], tags.get(row.key, [])
                     fields = [video_fields(v, title, post_tags, site_host) for v in own]
                     shown = [f for f in fields if f is not None]
