@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from . import migrations
 from .context import AppContext
 from .errors import ServiceError
-from .models import get_engine, get_session_factory, get_tm_session
+from .models import get_engine, get_session_factory, get_tm_session, take_write_lock
 from .plugins import DISTRIBUTION, PLUGIN_MANAGER, describe_plugins, from_settings
 from .settings import SettingsError, normalize
 
@@ -50,12 +50,23 @@ def load_settings(config: str) -> dict[str, Any]:
 
 @contextmanager
 def database(settings: dict[str, Any]) -> Iterator[Session]:
-    """A session whose work is committed when the block ends, or aborted on an error."""
+    """A session whose work is committed when the block ends, or aborted on an error. On
+    SQLite it holds the write lock from the start: when another process holds it (a
+    server's worker applying changes, another command), the command says it waits."""
     engine = get_engine(settings)
     try:
         with transaction.manager:
             sessions = get_session_factory(engine, AppContext.from_settings(settings))
-            yield get_tm_session(sessions, transaction.manager)
+            session = get_tm_session(sessions, transaction.manager)
+            if not take_write_lock(session, wait=False):
+                print(
+                    "waiting for the database: another process is writing to it (at most "
+                    f"{settings[BUSY_TIMEOUT] // 1000} s) …",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                take_write_lock(session)
+            yield session
     finally:
         engine.dispose()
 

@@ -61,8 +61,10 @@ configure_mappers()
 # holding its locks (the maintainer's among them), until it next writes to the dead
 # socket: minutes. ``client_connection_check_interval`` (PostgreSQL 14) has the backend
 # look every 2 s, even while it waits for a lock; TCP keepalives find a client whose
-# machine vanished in about 20 s.
+# machine vanished in about 20 s. A server that does not answer at all is given up after
+# ``connect_timeout`` seconds (then 503, or a command's plain message), not waited for.
 POSTGRES_CONNECT_ARGS: dict[str, Any] = {
+    "connect_timeout": 10,
     "keepalives": 1,
     "keepalives_idle": 10,
     "keepalives_interval": 5,
