@@ -211,6 +211,48 @@ def sequential(base: str, token: str, posts: list[int], count: int) -> list[floa
     return times
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of ``pids`` so far (``/proc/PID/stat``), gone ones as 0."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def backends(url: str) -> list[int]:
+    """The PostgreSQL backends serving the benchmark's database (none on SQLite)."""
+    if not url.startswith("postgresql"):
+        return []
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            return [
+                pid for pid in conn.scalars(text(query)) if pid != conn.connection.info.backend_pid
+            ]
+    finally:
+        engine.dispose()
+
+
+def wait_until_applied(url: str) -> None:
+    """Until the change log is empty (bounded): the maintainer has applied every write."""
+    engine = create_engine(url)
+    deadline = time.monotonic() + 300
+    try:
+        with engine.connect() as conn:
+            while conn.scalar(text("SELECT count(*) FROM sitemap_changes")):
+                conn.rollback()
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the maintainer did not apply the writes in 300 s")
+                time.sleep(0.05)  # polling, bounded by the deadline
+    finally:
+        engine.dispose()
+
+
 def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> None:
     ports = [free_port() for _ in range(args.processes + args.api_processes)]
     inis = [write_ini(directory, url, port, args.apply_poll, args.max_staleness) for port in ports]
@@ -244,11 +286,27 @@ def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> Non
             wait_until_up(base)
             requests.get(f"{base}{page}")  # rendered once: the reads below are cached
 
+        # CPU time per write: the API processes, the maintainer and (PostgreSQL) the
+        # backends that serve them, from the first PATCH until every one is applied.
+        wait_until_applied(url)
+        database = backends(url)
+        parts = {"API": [s.pid for s in servers], "maintainer": [worker.pid], "database": database}
+        before = {name: cpu_seconds(pids) for name, pids in parts.items()}
         times = sequential(api_bases[0], token, posts, args.patches)
+        wait_until_applied(url)
+        spent = {
+            name: (cpu_seconds(pids) - before[name]) * 1000 / args.patches
+            for name, pids in parts.items()
+        }
         print(
             f"run {number} sequential PATCH ({args.patches}): "
             f"p50 {statistics.median(times) * 1000:.1f} ms, "
             f"p95 {percentile(times, 0.95) * 1000:.1f} ms"
+        )
+        print(
+            f"run {number} CPU per write: {sum(spent.values()):.1f} ms ("
+            + ", ".join(f"{name} {ms:.1f}" for name, ms in spent.items())
+            + f"; {len(database)} backends)"
         )
         time.sleep(1)
         alone = reads(bases, page, args.seconds)

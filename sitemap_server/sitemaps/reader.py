@@ -185,13 +185,23 @@ class Reader:
 
     @staticmethod
     def _contained(work: Callable[[], Any]) -> bool:
-        """Run maintenance ``work`` for a request: True when it ran. A failure other than
-        an outage (which answers 503) is logged and the request answered with what is
-        stored: a reader never fails for the maintainer's sake."""
+        """Run maintenance ``work`` for a request: True when it ran. If it fails, the
+        request is answered with what is stored: a reader never fails for the
+        maintainer's sake. An outage (SQLite's disk full or its lock taken, a lock
+        timeout) gets one line; if the database cannot even be read, the read itself
+        answers 503. Anything else is a bug, logged with its traceback."""
         try:
             work()
-        except maintenance.OUTAGE:
-            raise
+        except maintenance.OUTAGE as error:
+            cause = getattr(error, "orig", None) or error
+            lines = str(cause).strip().splitlines()
+            log.warning(
+                "applying the change log before answering failed (%s: %s); answering with "
+                "what is stored",
+                type(cause).__name__,
+                lines[0] if lines else "",
+            )
+            return False
         except Exception:
             log.exception(
                 "applying the change log before answering failed; answering with what is stored"

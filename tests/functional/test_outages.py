@@ -99,3 +99,29 @@ def test_a_busy_database_is_a_503_then_the_same_write_works(
         assert app_session.scalar(select(func.count()).select_from(Post)) == 0
 
     assert app.post_json("/api/posts", post).status_int == 201
+
+
+def test_a_read_with_changes_waiting_is_served_while_writes_cannot_be(
+    app_with, api_token, clean_database, caplog
+):
+    """SQLite's write lock held elsewhere (or its disk full): a read that finds changes
+    waiting cannot apply them, and answers with what is stored (200, one log line)
+    instead of 503; it shows them once they can be applied (issue 29, case 13)."""
+    if clean_database.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL has no database-wide write lock")
+    app = client(app_with(**{"sitemap_server.sqlite.busy_timeout_ms": "100"}), api_token)
+    app.get("/sitemap_index.xml", status=200)
+    before = app.get("/post-sitemap.xml", status=200).body
+    app.post_json("/api/posts", {"type": "post", "title": "Waiting", "status": "publish"})
+    holder = sqlite3.connect(clean_database.url.database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        for path in SITEMAP_PATHS:
+            assert app.get(path).status_int == 200
+        assert app.get("/post-sitemap.xml").body == before
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "answering with what is stored" in caplog.text
+    assert "Traceback" not in caplog.text
+    assert b"/waiting/" in app.get("/post-sitemap.xml", status=200).body
