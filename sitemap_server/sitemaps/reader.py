@@ -121,6 +121,7 @@ class Reader:
     def forget(self) -> None:
         """Read everything again (the tests reset the database between them)."""
         self.site = None
+        self._worker_seen_until = 0.0
         if self.watch is not None:
             self.watch.forget()
 

@@ -20,7 +20,8 @@ from sitemap_server.hookspecs import hookimpl
 from sitemap_server.models import SitemapChange, SitemapEntry, SitemapVersion
 from sitemap_server.plugins import PLUGIN_MANAGER
 from sitemap_server.sitemaps import maintenance
-from sitemap_server.testing import SITE_URL, apply_changes, client, url_locs
+from sitemap_server.sitemaps.presence import Presence
+from sitemap_server.testing import SITE_URL, apply_changes, client, forget_rendered, url_locs
 
 JAN = "2024-01-15T10:00:00+00:00"
 
@@ -99,6 +100,24 @@ def test_a_read_does_not_apply_a_fresh_change_but_one_that_waited_max_staleness(
     assert url not in url_locs(reader, "/post-sitemap.xml")  # 0 s old: may wait
     clock.advance(seconds=31)
     assert url in url_locs(reader, "/post-sitemap.xml")  # 31 s old: applied first
+    assert status(admin)["waiting"] == 0
+
+
+def test_a_read_leaves_the_log_to_a_live_worker(app_with, api_token, clock):
+    """While a worker is alive (its mark held: ``sitemaps/presence.py``) a read never
+    applies the log, however long a change has waited: under load, readers that helped
+    stalled the worker (issue 29, case 3). Once no worker is alive, reads apply again."""
+    app, admin, reader, url = site_with_a_waiting_post(app_with, api_token)
+    clock.advance(seconds=31)
+    worker = Presence(app.registry["dbengine"])
+    worker.hold()
+    try:
+        assert url not in url_locs(reader, "/post-sitemap.xml")
+        assert status(admin)["waiting"] == 1
+    finally:
+        worker.release()
+    forget_rendered(app)  # a new process: it has not seen the worker
+    assert url in url_locs(reader, "/post-sitemap.xml")
     assert status(admin)["waiting"] == 0
 
 
