@@ -28,8 +28,9 @@ from ..models import Author, Post, PostType, SitemapEntry, SitemapPage, Taxonomy
 from ..providers.authors import AuthorProvider
 from ..providers.posts import is_static_front_page, newest_lastmod
 from ..providers.taxonomies import term_subtree
-from .maintenance import all_providers, build_context, catch_up, filter_entry
+from .maintenance import OUTAGE, all_providers, build_context, catch_up, filter_entry
 from .providers import Provider
+from .rendering import EntryRenderer
 from .views import MAX_PAGES
 from .xml import site_zone, w3c
 
@@ -240,16 +241,40 @@ class Explainer:
         if kind == "post":
             providers = [p for p in providers if p.name == item.type]
         for provider in providers:
-            for entry in provider.entries(self.ctx, {item.id}):
-                if entry.part != part:
-                    continue
-                result, changed_by = filter_entry(self.plugins, provider.kind, entry)
-                if result is None:
-                    what = "drops its entry (its sitemap_entry)"
-                    return [eligibility.plugin_exclusion(changed_by[-1], what)]
-                if result.path != entry.path:
-                    what = f"lists it as {self.site_url}{result.path} (its sitemap_entry)"
-                    return [eligibility.plugin_exclusion(changed_by[0], what)]
+            try:
+                found = self._entry_filter(provider, item, part)
+            except OUTAGE:
+                raise
+            except Exception as error:
+                # What the maintainer met too: it logged the failure and left the entry
+                # out (or as stored), and ``check`` lists it.
+                return [
+                    Exclusion(
+                        "computation",
+                        # What cannot be rendered is left out: no document ever breaks.
+                        "S-404",
+                        f"its entry in the {provider.name} sitemap could not be computed "
+                        f"({type(error).__name__}: {str(error)[:200]}); the maintainer "
+                        "leaves it out and logs why",
+                    )
+                ]
+            if found:
+                return found
+        return []
+
+    def _entry_filter(self, provider: Provider, item: Any, part: int) -> list[Exclusion]:
+        renderer = EntryRenderer(provider, self.site_url, self.zone)
+        for entry in provider.entries(self.ctx, {item.id}):
+            if entry.part != part:
+                continue
+            result, changed_by = filter_entry(self.plugins, provider.kind, entry)
+            if result is None:
+                what = "drops its entry (its sitemap_entry)"
+                return [eligibility.plugin_exclusion(changed_by[-1], what)]
+            if result.path != entry.path:
+                what = f"lists it as {self.site_url}{result.path} (its sitemap_entry)"
+                return [eligibility.plugin_exclusion(changed_by[0], what)]
+            renderer.render(result)  # as the maintainer stores it: it may fail too
         return []
 
     # The home page, archives and sitemap documents ----------------------------------------

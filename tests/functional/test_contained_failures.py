@@ -97,6 +97,10 @@ def test_a_filter_that_fails_on_one_entry_leaves_only_that_entry_out(faulty, cap
     assert f"post {boom} in the post sitemap (sitemap_entry) could not be computed" in caplog.text
     assert "is left out: RuntimeError: the faulty filter fails" in caplog.text
     assert any(f"post {boom} in the post sitemap" in f for f in checked(app).failures)
+    explained = admin.get(f"/api/explain?post={boom}", status=200).json
+    assert explained["listed"] is False
+    assert [r["rule"] for r in explained["reasons"]] == ["computation"]
+    assert "RuntimeError: the faulty filter fails" in explained["reasons"][0]["reason"]
 
 
 def test_a_listener_that_fails_for_one_sitemap_keeps_it_as_stored(faulty, caplog):
@@ -217,6 +221,11 @@ def test_a_date_no_layer_can_shift_stops_nothing(
     report = checked(testapp.app)
     assert report.failures
     assert all(f"post {odd} in the " in failure for failure in report.failures)
+    explained = api.get(f"/api/explain?post={odd}", status=200).json
+    assert explained["listed"] is False
+    [reason] = explained["reasons"]
+    assert reason["rule"] == "computation"
+    assert "could not be computed (OverflowError" in reason["reason"]
 
 
 def test_posts_deleted_while_passes_run_fail_no_pass(app_with, api_token, clean_database):
