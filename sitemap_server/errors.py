@@ -90,3 +90,16 @@ def problem(
     if headers:
         response.headers.update(headers)
     return response
+
+
+# How much of a request's path (or of anything a client sent) a log line carries: enough to
+# recognise it, while a 10 kB URL or a 2 MiB body stays out of the logs.
+LOGGED_CHARS = 200
+
+
+def logged(text: object) -> str:
+    """``text`` cut short for a log line (the client's path, query or body)."""
+    shown = str(text)
+    if len(shown) <= LOGGED_CHARS:
+        return shown
+    return f"{shown[:LOGGED_CHARS]}… ({len(shown):,} characters)"

@@ -24,7 +24,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 from sqlalchemy import exc as sa_exc
 
-from .errors import problem
+from .errors import logged, problem
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,10 @@ def log_unavailable(request: Request, error: BaseException) -> None:
     first_line = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
     log.warning(
         "database unavailable on %s %s: %s: %s",
-        request.method,
-        request.path,
+        logged(request.method),
+        logged(request.path),
         type(cause).__name__,
-        first_line,
+        logged(first_line),
     )
 
 

@@ -58,6 +58,10 @@ def operation_method(request: Request) -> str:
 # An integer parameter as the URL writes it (ASCII digits; int() would also take " 1",
 # "1_000" and other scripts' digits).
 INTEGER = re.compile(r"-?[0-9]+")
+# The integers a parameter may be: what a database's 64-bit column holds. Longer digit
+# strings are refused before int() (Python refuses to convert more than 4,300 digits).
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+INT64_DIGITS = len(str(INT64_MAX))
 
 
 @dataclass(frozen=True)
@@ -258,12 +262,28 @@ def _parameters(operation: Operation, request: Request) -> Parameters:
             if not INTEGER.fullmatch(value):
                 problems.append(FieldProblem(parameter.name, f"must be {type_names('integer')}"))
                 continue
-            value = int(value)
-        wrong = parameter.problems(value)
-        problems.extend(FieldProblem(parameter.name, p.message) for p in wrong)
+            value = _integer(value)
+        wrong = [p.message for p in parameter.problems(value)]
+        if not wrong and parameter.integer and not INT64_MIN <= value <= INT64_MAX:
+            wrong = [_int64_problem(value)]  # a parameter the document leaves unbounded
+        problems.extend(FieldProblem(parameter.name, message) for message in wrong)
         getattr(found, parameter.location)[parameter.name] = value
     _refuse(problems)
     return found
+
+
+def _integer(digits: str) -> int:
+    """The integer ``digits`` (``INTEGER``) write; one past the 64-bit range, in its
+    direction, for one too long to be in it, whatever its length."""
+    negative = digits.startswith("-")
+    significant = digits.lstrip("-").lstrip("0") or "0"
+    if len(significant) > INT64_DIGITS:
+        return INT64_MIN - 1 if negative else INT64_MAX + 1
+    return -int(significant) if negative else int(significant)
+
+
+def _int64_problem(value: int) -> str:
+    return f"must be at least {INT64_MIN}" if value < 0 else f"must be at most {INT64_MAX}"
 
 
 def _body(operation: Operation, request: Request, parsed: Any) -> Any:

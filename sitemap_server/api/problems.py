@@ -12,7 +12,7 @@ from pyramid.response import Response
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm.exc import ObjectDeletedError, StaleDataError
 
-from ..errors import ServiceError, problem
+from ..errors import ServiceError, logged, problem
 from ..outages import database_unavailable, log_unavailable, unavailable_response
 from .openapi import OPENAPI, RequestInvalid
 
@@ -56,7 +56,7 @@ def http_exception_view(exc: HTTPException, request: Request) -> Response:
 def concurrent_change_view(exc: Exception, request: Request) -> Response:
     """A row this request changes was deleted or changed by another request since it was
     read (StaleDataError, ObjectDeletedError): nothing was changed, the client may retry."""
-    log.info("concurrent change on %s %s: %s", request.method, request.path, exc)
+    log.info("concurrent change on %s %s: %s", request.method, logged(request.path), logged(exc))
     return problem(
         409,
         "this was changed or deleted by another request at the same time; fetch it again and retry",
@@ -64,7 +64,7 @@ def concurrent_change_view(exc: Exception, request: Request) -> Response:
 
 
 def unexpected_error_view(exc: Exception, request: Request) -> Response:
-    log.exception("unexpected error on %s %s", request.method, request.path)
+    log.exception("unexpected error on %s %s", logged(request.method), logged(request.path))
     return problem(500, "an unexpected error happened; it has been logged")
 
 

@@ -34,11 +34,13 @@ _HOSTNAME = re.compile(
 
 
 def _is_aware_datetime(value: object) -> bool:
+    """Whether ``value`` reads as a date-time with a UTC offset. Its range is the services'
+    rule (``parse_datetime``: a 422 that says it), not the format's."""
     if not isinstance(value, str):
         return True
     try:
         return datetime.fromisoformat(value).tzinfo is not None
-    except ValueError:
+    except (ValueError, OverflowError):
         return False
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
-from .sanitize import UnsafeUrl, host_of, normal_host, normal_url
+from .sanitize import UnsafeUrl, host_of, normal_host, normal_url, origin_of
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,31 @@ def content_images(html: str) -> list[str]:
     return collector.found
 
 
+@dataclass(frozen=True)
+class ImageSources:
+    """Where the images a sitemap lists may be (S-403): on the site itself, which is its
+    origin (scheme, host and port: another port of the site's host is another server,
+    whoever runs it), or on one of the allowed image hosts (CDNs, named by host name
+    alone: any scheme or port). One judgement, for the extraction and for every stored
+    entry (``sitemaps.xml.EntryRules``)."""
+
+    site_origin: str
+    hosts: frozenset[str]
+
+    @classmethod
+    def of(cls, site_url: str, allowed_hosts: Iterable[str]) -> ImageSources:
+        try:
+            site = normal_url(site_url)
+        except UnsafeUrl:  # the settings hold only URLs that are not
+            site = site_url
+        hosts = {normal_host(host) for host in allowed_hosts}
+        return cls(origin_of(site), frozenset(host for host in hosts if host))
+
+    def allow(self, url: str) -> bool:
+        """Whether the image at ``url`` (in normal form) may be listed."""
+        return host_of(url) in self.hosts or origin_of(url) == self.site_origin
+
+
 def post_images(
     featured: str | None,
     content: str,
@@ -129,8 +155,9 @@ def post_images(
 ) -> list[str]:
     """The images of the page at ``page_url``: ``featured``, those in the HTML
     ``content`` (``content_images``) and ``extras``, as absolute URLs in normal form
-    (``sanitize.normal_url``), de-duplicated in order, on the site's host or an allowed
-    one, at most ``MAX_IMAGES_PER_URL``. A term has only its description as ``content``.
+    (``sanitize.normal_url``), de-duplicated in order, on the site (its origin) or an
+    allowed host (``ImageSources``), at most ``MAX_IMAGES_PER_URL``. A term has only its
+    description as ``content``.
 
     Relative URLs are resolved against the page they appear on (``page_url``); images on
     other hosts are kept only when their host is an allowed CDN (S-403). An image that is
@@ -139,7 +166,7 @@ def post_images(
     """
     site = urlsplit(site_url)
     origin = f"{site.scheme}://{site.netloc}"
-    allowed = {normal_host(host) for host in [site.hostname or "", *allowed_hosts]}
+    sources = ImageSources.of(site_url, allowed_hosts)
     seen: dict[str, None] = {}
     unusable: list[str] = []
     for raw in [featured or "", *content_images(content), *extras]:
@@ -153,7 +180,7 @@ def post_images(
         except UnsafeUrl as problem:
             unusable.append(f"{raw[:80]!r} {problem}")
             continue
-        if host_of(absolute) not in allowed:
+        if not sources.allow(absolute):
             continue
         seen.setdefault(absolute, None)
         if len(seen) >= MAX_IMAGES_PER_URL:

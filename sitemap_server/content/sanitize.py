@@ -131,6 +131,21 @@ def host_of(url: str) -> str:
     return authority.partition(":")[0]
 
 
+# The port a URL means when it names none.
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def origin_of(url: str) -> str:
+    """The origin of a URL in normal form (``normal_url``'s output): its scheme, host and
+    port, the port written even when it is the scheme's default (``http://a.test:80``),
+    so two URLs of one server have the same origin, and two ports of a host do not."""
+    scheme, _, rest = url.partition("://")
+    host = host_of(url)
+    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    port = authority[len(host) :].removeprefix(":") or DEFAULT_PORTS.get(scheme.lower(), "")
+    return f"{scheme.lower()}://{host}:{port}"
+
+
 def _short(url: str) -> str:
     if len(url) > MAX_URL_LENGTH:
         raise UnsafeUrl(f"is longer than {MAX_URL_LENGTH:,} characters")

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from ..content.slugs import unique_slug
-from ..errors import Conflict, Invalid, NotFound
+from ..errors import Conflict, Invalid, NotFound, logged
 from ..models import take_write_lock
 from ..sitemaps.changes import changed as changed
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
@@ -70,18 +70,47 @@ def apply(obj: object, data: Mapping[str, Any], fields: Iterable[str]) -> None:
             setattr(obj, name, data[name])
 
 
-def parse_datetime(value: str | datetime | None, field: str) -> datetime | None:
-    """An aware UTC datetime from RFC 3339 text; naive or malformed times are refused."""
-    if value is None or isinstance(value, datetime):
-        if isinstance(value, datetime) and value.tzinfo is None:
-            raise Invalid.field(field, "needs a UTC offset")
-        return value.astimezone(UTC) if value else None
+# Every date-time the API, the import and the plugins take lies in [EARLIEST_DATETIME,
+# LATEST_DATETIME) once in UTC, or is refused where it enters (422 naming the field). These
+# are the years MySQL, and so WordPress, can store (1000 to 9999), less the last year of
+# 9999: what the sitemaps do with a date (add the news sitemap's 48 hours, show it in the
+# site's time zone, up to 14 hours either side of UTC) then never leaves the years Python's
+# datetime holds (1 to 9999), where it would fail every maintainer pass after it.
+EARLIEST_DATETIME = datetime(1000, 1, 1, tzinfo=UTC)
+LATEST_DATETIME = datetime(9999, 1, 1, tzinfo=UTC)  # not included
+DATETIME_RANGE = "must be between {} and {}".format(
+    *(bound.isoformat().replace("+00:00", "Z") for bound in (EARLIEST_DATETIME, LATEST_DATETIME))
+)
+
+
+def in_datetime_range(value: datetime) -> bool:
+    """Whether an aware datetime lies in [EARLIEST_DATETIME, LATEST_DATETIME)."""
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise Invalid.field(field, f"{value!r} is not an RFC 3339 date-time") from None
-    if parsed.tzinfo is None:
-        raise Invalid.field(field, f"{value!r} has no UTC offset (add Z or +00:00)")
+        return EARLIEST_DATETIME <= value.astimezone(UTC) < LATEST_DATETIME
+    except OverflowError:  # year 1 east of UTC, or 9999 west of it
+        return False
+
+
+def parse_datetime(value: str | datetime | None, field: str) -> datetime | None:
+    """An aware UTC datetime from RFC 3339 text (or an aware datetime), in the range
+    every date-time is held to (``DATETIME_RANGE``); naive, malformed or out-of-range
+    times are refused with a 422 naming ``field``."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise Invalid.field(field, "needs a UTC offset")
+        parsed = value
+    else:
+        shown = repr(value[:40] + ("…" if len(value) > 40 else ""))
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            raise Invalid.field(field, f"{shown} is not an RFC 3339 date-time") from None
+        if parsed.tzinfo is None:
+            raise Invalid.field(field, f"{shown} has no UTC offset (add Z or +00:00)")
+    if not in_datetime_range(parsed):
+        raise Invalid.field(field, DATETIME_RANGE)
     return parsed.astimezone(UTC)
 
 
@@ -96,7 +125,7 @@ def flush(session: Session, what: str) -> None:
         with allocating_ids(what):
             session.flush()
     except IntegrityError as exc:
-        log.info("%s conflicts with stored data: %s", what, exc.orig)
+        log.info("%s conflicts with stored data: %s", what, logged(exc.orig))
         raise Conflict(CONFLICTED_CONCURRENTLY.format(what=what)) from exc
     except StaleDataError as exc:
         raise Conflict(CHANGED_CONCURRENTLY.format(what=what)) from exc

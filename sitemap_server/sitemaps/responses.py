@@ -269,3 +269,26 @@ def not_found(request: Request, what: str) -> Response:
 def not_found_view(request: Request) -> Response:
     """Any other unknown URL outside the admin API, with the same header (S-305)."""
     return not_found(request, request.path)
+
+
+# What the documents of the read path answer: they are read, never written.
+READ_METHODS = ("GET", "HEAD")
+
+
+def not_allowed_view(request: Request) -> Response:
+    """A document of the read path asked for with another method (``PUT
+    /post-sitemap.xml``): 405 with ``Allow`` (RFC 9110), not a 404 that says it is not
+    there."""
+    path = request.path
+    if len(path) > NOT_FOUND_ECHO_CHARS:
+        path = path[:NOT_FOUND_ECHO_CHARS] + "…"
+    allowed = " or ".join(READ_METHODS)
+    response = Response(
+        f"Method not allowed: {path} is read with {allowed}\n",
+        status=405,
+        content_type="text/plain",
+        charset="UTF-8",
+    )
+    response.headers["Allow"] = ", ".join(READ_METHODS)
+    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    return response

@@ -20,6 +20,7 @@ from importlib.resources import files
 from typing import Any
 
 from pyramid.config import Configurator
+from pyramid.exceptions import PredicateMismatch
 from pyramid.httpexceptions import HTTPMovedPermanently
 from pyramid.request import Request
 from pyramid.response import Response
@@ -36,6 +37,7 @@ from .responses import (
     RENDER_CACHE,
     X_ROBOTS_TAG,
     RenderCache,
+    not_allowed_view,
     not_found,
     not_found_view,
     sitemap_response,
@@ -352,8 +354,12 @@ def includeme(config: Configurator) -> None:
     config.add_route("robots", "/robots.txt")
     # The admin API answers its own 404s as problem details.
     config.add_notfound_view(not_found_view, path_info=r"^(?!/api(/|$))")
+    # A document of the read path with a method its views do not take (PUT, DELETE …).
+    config.add_exception_view(
+        not_allowed_view, context=PredicateMismatch, path_info=READ_PATH.pattern
+    )
     config.add_view(index_view, route_name="sitemap.index", request_method="GET")
-    config.add_view(legacy_index_view, route_name="sitemap.legacy_index")
+    config.add_view(legacy_index_view, route_name="sitemap.legacy_index", request_method="GET")
     config.add_view(page_view, route_name="sitemap.page", request_method="GET")
     config.add_view(robots_view, route_name="robots", request_method="GET")
     xsl_files = {MAIN_XSL: "sitemap_server:static/main-sitemap.xsl"}

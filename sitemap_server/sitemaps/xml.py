@@ -7,16 +7,14 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..content.images import MAX_IMAGES_PER_URL
+from ..content.images import MAX_IMAGES_PER_URL, ImageSources
 from ..content.sanitize import (
     UnsafeUrl,
     clean_text,
-    host_of,
-    normal_host,
     normal_path,
     normal_url,
 )
@@ -41,7 +39,17 @@ def w3c(value: datetime | None, zone: tzinfo = UTC) -> str | None:
     site's time zone, as WordPress writes them)."""
     if value is None:
         return None
-    return value.astimezone(zone).replace(microsecond=0).isoformat()
+    local = value.astimezone(zone)
+    offset = local.utcoffset()
+    if offset is not None and offset % _MINUTE:
+        # A zone's local mean time (before it took a standard time: -10:29:20 in
+        # Kiritimati until 1901) has seconds, which a W3C date cannot write: the same
+        # instant with the offset to the nearest minute.
+        local = value.astimezone(timezone(_MINUTE * round(offset / _MINUTE)))
+    return local.replace(microsecond=0).isoformat()
+
+
+_MINUTE = timedelta(minutes=1)
 
 
 def site_zone(name: str | None) -> tzinfo:
@@ -81,16 +89,15 @@ URL_KEY_ENDINGS = ("_loc", "_url", "_href", "_src")
 class EntryRules:
     """What every stored entry must be, whichever provider or plugin made it (S-208,
     S-403, S-404): its path a path on the site, its images absolute http(s) URLs on the
-    site's host or an allowed image host, the text of its ``extra`` valid XML characters
+    site (its origin) or an allowed image host, the text of its ``extra`` valid XML characters
     and the URLs there (``is_url_key``) valid http(s) URLs, all in normal form."""
 
     site_url: str
-    image_hosts: frozenset[str]
+    image_sources: ImageSources
 
     @classmethod
     def of(cls, site_url: str, allowed_image_hosts: Iterable[str]) -> EntryRules:
-        hosts = {normal_host(host) for host in [host_of(site_url), *allowed_image_hosts]}
-        return cls(site_url, frozenset(host for host in hosts if host))
+        return cls(site_url, ImageSources.of(site_url, allowed_image_hosts))
 
     def apply(self, entry: Entry) -> tuple[Entry | None, list[str]]:
         """``entry`` as it may be stored (itself when nothing changes; None: it cannot be
@@ -152,7 +159,7 @@ class EntryRules:
             except UnsafeUrl as problem:
                 problems.append(f"image {_shown(image)} {problem}")
                 continue
-            if host_of(url) not in self.image_hosts:
+            if not self.image_sources.allow(url):
                 problems.append(f"image {_shown(image)} is on a host images may not come from")
                 continue
             kept.setdefault(url, None)

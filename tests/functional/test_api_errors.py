@@ -3,9 +3,12 @@
 import logging
 
 import pytest
+from sqlalchemy.orm.exc import StaleDataError
 from webtest import TestApp
 
 from sitemap_server import main
+from sitemap_server.api.openapi import OpenAPI
+from sitemap_server.errors import LOGGED_CHARS
 from sitemap_server.services import authors
 from sitemap_server.testing import SITE_URL, assert_problem
 
@@ -316,6 +319,130 @@ def test_query_values_are_applied(api):
     listed = api.get("/api/authors?page=2&per_page=2").json
     assert (listed["page"], listed["per_page"], listed["total"]) == (2, 2, 3)
     assert len(listed["items"]) == 1
+
+
+# Integers past any column's range -----------------------------------------------------------
+
+# Longer than the 4,300 digits Python's int() takes from text (a ValueError: a 500 once).
+HUGE = "9" * 10_000
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/posts/{HUGE}",
+        f"/api/authors/{HUGE}",
+        f"/api/terms/{HUGE}",
+        f"/api/posts/-{HUGE}",
+        f"/api/posts/{2**63}",
+    ],
+)
+def test_a_path_id_too_long_for_any_column_is_400_naming_it(api, caplog, path):
+    with caplog.at_level(logging.DEBUG):
+        response = api.get(path, status=400)
+    [error] = assert_problem(response, 400, "id")["errors"]
+    assert error["message"] in ("must be at most 2147483647", "must be at least 1")
+    assert_logs_are_short(caplog)
+
+
+def test_leading_zeros_do_not_count_as_digits(api):
+    api.post_json("/api/authors", {"id": 7, "slug": "ada", "name": "Ada"}, status=201)
+    assert api.get("/api/authors/" + "0" * 10_000 + "7").json["slug"] == "ada"
+    assert_problem(api.get("/api/authors/" + "0" * 10_000, status=400), 400, "id")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        f"/api/posts?page={HUGE}",
+        f"/api/posts?per_page={HUGE}",
+        f"/api/posts?author={HUGE}",
+        f"/api/posts?term=-{HUGE}",
+        f"/api/posts?parent={2**64}",
+        f"/api/terms?parent={HUGE}",
+        f"/api/explain?post={HUGE}",
+        f"/api/sitemaps/status?change={HUGE}",
+        f"/api/sitemaps/status?change={2**63}",
+    ],
+)
+def test_a_query_integer_too_long_for_any_column_is_400_naming_it(api, caplog, query):
+    with caplog.at_level(logging.DEBUG):
+        response = api.get(query, status=400)
+    name = query.partition("?")[2].partition("=")[0]
+    assert_problem(response, 400, name)
+    assert_logs_are_short(caplog)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [
+        ("post", "/api/posts", {"type": "post", "title": "x", "id": 2**63}, "id"),
+        ("post", "/api/posts", {"type": "post", "title": "x", "author": 2**64}, "author"),
+        ("post", "/api/posts", {"type": "page", "title": "x", "parent": 2**31}, "parent"),
+        ("post", "/api/posts", {"type": "post", "title": "x", "terms": [2**63]}, "terms/0"),
+        ("post", "/api/posts", {"type": "post", "title": "x", "parts": 2**63}, "parts"),
+        ("post", "/api/posts", {"type": "post", "title": "x", "id": -(2**63) - 1}, "id"),
+        ("post", "/api/authors", {"slug": "a", "name": "A", "id": 2**64}, "id"),
+        ("post", "/api/terms", {"taxonomy": "category", "name": "A", "parent": 2**63}, "parent"),
+        ("patch", "/api/settings", {"entries_per_page": 2**64}, "entries_per_page"),
+        ("patch", "/api/settings", {"front_page_id": 2**63}, "front_page_id"),
+        ("patch", "/api/settings", {"excluded_post_ids": [1, 2**63]}, "excluded_post_ids/1"),
+    ],
+)
+def test_a_body_integer_past_64_bits_is_400_naming_it(api, db_snapshot, method, path, body, field):
+    """Refused by the document's bounds before any database sees it (PostgreSQL's integer
+    and bigint columns would fail with an error of their own)."""
+    before = db_snapshot()
+    response = getattr(api, f"{method}_json")(path, body, status=400)
+    assert_problem(response, 400, field)
+    assert db_snapshot() == before
+
+
+def test_a_body_integer_of_10000_digits_is_400(api, db_snapshot):
+    before = db_snapshot()
+    body = b'{"type": "post", "title": "x", "parts": ' + HUGE.encode() + b"}"
+    response = api.post("/api/posts", body, content_type="application/json", status=400)
+    assert "is not valid JSON" in assert_problem(response, 400)["detail"]
+    assert db_snapshot() == before
+
+
+# Logs carry a bounded slice of what a client sent ---------------------------------------------
+
+
+def assert_logs_are_short(caplog):
+    """No log line (message and traceback) carries more than a slice of what a client
+    sent (a run of 10,000 "9" or "x" here)."""
+    for record in caplog.records:
+        text = record.getMessage() + (record.exc_text or "")
+        assert len(record.getMessage()) < 4 * LOGGED_CHARS, record.getMessage()[:500]
+        assert "9" * (LOGGED_CHARS + 1) not in text
+        assert "x" * (LOGGED_CHARS + 1) not in text
+
+
+def test_an_unexpected_error_on_a_huge_path_logs_a_slice_of_it(api, monkeypatch, caplog):
+    def fail(self, request):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(OpenAPI, "validate_request", fail)
+    with caplog.at_level(logging.ERROR, logger="sitemap_server"):
+        response = api.get(f"/api/posts/{HUGE}", status=500)
+    assert_problem(response, 500)
+    [record] = [r for r in caplog.records if r.exc_info]
+    assert record.getMessage().startswith("unexpected error on GET /api/posts/999")
+    assert "(10,011 characters)" in record.getMessage()
+    assert_logs_are_short(caplog)
+
+
+def test_a_concurrent_change_on_a_huge_path_logs_a_slice_of_it(api, monkeypatch, caplog):
+    def fail(self, request):
+        raise StaleDataError("x" * 10_000)
+
+    monkeypatch.setattr(OpenAPI, "validate_request", fail)
+    with caplog.at_level(logging.INFO, logger="sitemap_server"):
+        response = api.get(f"/api/posts/{HUGE}", status=409)
+    assert_problem(response, 409)
+    assert caplog.records
+    assert_logs_are_short(caplog)
 
 
 # Ids at the end of their range -------------------------------------------------------------

@@ -162,6 +162,22 @@ def test_a_bad_file_exits_1_and_changes_nothing(cli, tmp_path, db_snapshot):
     assert db_snapshot() == before
 
 
+@pytest.mark.parametrize("value", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_date_past_the_range_exits_1_naming_line_and_field(cli, tmp_path, db_snapshot, value):
+    path = lines_file(
+        tmp_path / "dates.ndjson",
+        {"post": {"type": "post", "title": "Fine", "published_at": "2024-05-01T12:00:00Z"}},
+        {"post": {"type": "post", "title": "Edge", "published_at": value}},
+    )
+    before = db_snapshot()
+    status, _out, err = cli("import", "-q", path)
+    assert status == 1
+    assert "line 2" in err
+    assert "published_at: must be between 1000-01-01T00:00:00Z and 9999-01-01T00:00:00Z" in err
+    assert "Traceback" not in err
+    assert db_snapshot() == before
+
+
 def test_import_of_a_missing_file_exits_2(cli, tmp_path, db_snapshot):
     before = db_snapshot()
     status, out, err = cli("import", tmp_path / "nope.ndjson")

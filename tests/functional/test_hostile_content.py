@@ -142,6 +142,49 @@ def test_image_urls_are_percent_encoded_not_dropped(attack):
     ]
 
 
+def test_an_image_on_another_port_of_the_sites_host_is_another_hosts(api, testapp):
+    """The site is its origin: a server on another port of its host is not the site."""
+    site = "http://127.0.0.1:6543"
+    api.patch_json("/api/settings", {"site_url": site}, status=200)
+    elsewhere = [
+        "http://127.0.0.1:9999/a.jpg",
+        "https://127.0.0.1:6543/b.jpg",
+        "http://127.0.0.1/c.jpg",
+    ]
+    api.post_json(
+        "/api/posts",
+        {
+            "type": "post",
+            "title": "Ports",
+            "status": "publish",
+            "content": "".join(f'<img src="{url}">' for url in [*elsewhere, f"{site}/d.jpg"]),
+            "featured_image": "http://127.0.0.1:9999/featured.jpg",
+            "images": ["http://127.0.0.1:9999/extra.jpg", "/e.jpg", f"{site}/f.jpg"],
+        },
+        status=201,
+    )
+    root = fetch_sitemap(testapp, "/post-sitemap.xml")
+    images = [loc.text for loc in root.iter("{*}loc") if loc.getparent().tag.endswith("}image")]
+    assert images == [f"{site}/d.jpg", f"{site}/e.jpg", f"{site}/f.jpg"]
+
+
+def test_an_allowed_image_host_is_allowed_on_any_port(api, testapp):
+    api.patch_json("/api/settings", {"allowed_image_hosts": ["cdn.test"]}, status=200)
+    api.post_json(
+        "/api/posts",
+        {
+            "type": "post",
+            "title": "CDN",
+            "status": "publish",
+            "images": ["https://cdn.test:8443/a.jpg", "http://cdn.test/b.jpg"],
+        },
+        status=201,
+    )
+    root = fetch_sitemap(testapp, "/post-sitemap.xml")
+    images = [loc.text for loc in root.iter("{*}loc") if loc.getparent().tag.endswith("}image")]
+    assert images == ["https://cdn.test:8443/a.jpg", "http://cdn.test/b.jpg"]
+
+
 @settings(
     max_examples=60,
     derandomize=True,

@@ -155,6 +155,22 @@ GOOD_START = [
         ({"term": {"taxonomy": "nope", "name": "x"}}, "taxonomy"),
         ({"post": {"type": "post", "title": "x"}, "author": {"slug": "b", "name": "B"}}, None),
         ({"post": {"type": "post", "title": "Nul \x00 in it"}}, "title"),
+        (
+            {"post": {"type": "post", "title": "x", "published_at": "9999-12-31T23:59:59-14:00"}},
+            "published_at",
+        ),
+        (
+            {"post": {"type": "post", "title": "x", "modified_at": "0001-01-01T00:00:00+14:00"}},
+            "modified_at",
+        ),
+        (
+            {"post": {"type": "post", "title": "x", "published_at": "9999-12-31T23:59:59Z"}},
+            "published_at",
+        ),
+        (
+            {"post": {"type": "post", "title": "x", "modified_at": "0999-12-31T23:59:59Z"}},
+            "modified_at",
+        ),
     ],
     ids=[
         "bad-json",
@@ -177,6 +193,10 @@ GOOD_START = [
         "unknown-taxonomy",
         "two-kinds",
         "nul-character",
+        "year-9999-west-of-utc",
+        "year-1-east-of-utc",
+        "past-the-last-date",
+        "before-the-first-date",
     ],
 )
 def test_a_bad_line_is_named_and_nothing_is_stored(api, db_snapshot, bad_line, field):

@@ -30,6 +30,7 @@ from sitemap_server.models import get_session_factory
 from sitemap_server.services.tokens import create_token
 from sitemap_server.sitemaps import rendering, responses
 from sitemap_server.testing import (
+    NOT_FOUND_MAX_BYTES,
     assert_not_found,
     forget_rendered,
     parse_sitemap,
@@ -330,6 +331,36 @@ def test_very_long_page_numbers_are_answered_not_crashed_on(testapp):
     padded = testapp.get("/post-sitemap" + "0" * 5000 + "2.xml", status=301)
     assert urlsplit(padded.location).path == "/post-sitemap2.xml"
     assert_not_found(testapp, "/post-sitemap" + "9" * 5000 + ".xml")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PUT", "/post-sitemap.xml"),
+        ("DELETE", "/sitemap_index.xml"),
+        ("PATCH", "/robots.txt"),
+        ("POST", "/post-sitemap2.xml"),
+        ("POST", "/sitemap_index2.xml"),
+        ("DELETE", "/sitemap.xml"),
+        ("PUT", "/main-sitemap.xsl"),
+        ("POST", "/sitemaps/"),
+        ("DELETE", "/sitemaps/post-sitemap.html"),
+        ("OPTIONS", "/post-sitemap.xml"),
+    ],
+)
+def test_other_methods_on_the_documents_are_405_with_allow(testapp, method, path):
+    """The documents are read, never written: RFC 9110's 405 with Allow, not a 404."""
+    response = testapp.request(path, method=method, status=405)
+    assert response.headers["Allow"] == "GET, HEAD"
+    assert response.headers["X-Robots-Tag"] == X_ROBOTS_TAG
+    assert response.content_type == "text/plain"
+    assert len(response.body) < NOT_FOUND_MAX_BYTES
+    testapp.get(path, status="*")  # and GET still answers as before (200, 301 or 404)
+
+
+def test_a_405_on_a_huge_path_echoes_a_slice_of_it(testapp):
+    response = testapp.request("/post-sitemap" + "0" * 10_000 + ".xml", method="PUT", status=405)
+    assert len(response.body) < NOT_FOUND_MAX_BYTES
 
 
 @pytest.mark.parametrize("name", ["post", "page", "author", "category", "post_tag", "book"])

@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_server.content.images import MAX_IMAGES_PER_URL, content_images, post_images
+from sitemap_server.content.images import (
+    MAX_IMAGES_PER_URL,
+    ImageSources,
+    content_images,
+    post_images,
+)
+from sitemap_server.sitemaps.entries import Entry
+from sitemap_server.sitemaps.xml import EntryRules
 from sitemap_server.testing.hostile import HOSTILE_URLS, assert_web_url
 
 SITE = "https://example.org"
@@ -149,3 +156,34 @@ def test_any_html_gives_only_absolute_web_urls_on_allowed_hosts(html, allowed):
     for url in images:
         assert assert_web_url(url) in {"example.org", *allowed}
         assert "#" not in url
+
+
+# Which server an image is on ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "listed"),
+    [
+        ("http://127.0.0.1:6543/a.jpg", True),
+        ("http://127.0.0.1:9999/a.jpg", False),  # another port: another server
+        ("http://127.0.0.1/a.jpg", False),
+        ("https://127.0.0.1:6543/a.jpg", False),  # another scheme
+        ("http://cdn.test:8443/a.jpg", True),  # an allowed host, on any port
+        ("https://cdn.test/a.jpg", True),
+    ],
+)
+def test_the_site_is_its_origin_and_an_allowed_host_any_port_of_it(url, listed):
+    site = "http://127.0.0.1:6543"
+    assert post_images(url, "", [], site, f"{site}/a/", ["cdn.test"]) == ([url] if listed else [])
+    # Every stored entry, a plugin's too, is held to the same rule.
+    kept, problems = EntryRules.of(site, ["cdn.test"]).apply(Entry(1, "/a/", None, images=[url]))
+    assert kept is not None
+    assert kept.images == ([url] if listed else [])
+    assert bool(problems) is not listed
+
+
+def test_the_default_port_is_the_same_origin():
+    site = "http://example.org"
+    found = post_images(None, "", ["http://example.org:80/a.jpg"], site, f"{site}/", [])
+    assert found == ["http://example.org:80/a.jpg"]
+    assert ImageSources.of("HTTPS://Example.ORG/blog", []).allow("https://example.org:443/a")

@@ -27,6 +27,7 @@ from sitemap_server.plugin import (
     MAX_TITLE_LENGTH,
     MAX_URL_LENGTH,
     Channel,
+    Invalid,
     Message,
     Request,
     Setting,
@@ -36,6 +37,7 @@ from sitemap_server.plugin import (
     hookimpl,
     http_url,
     optional,
+    parse_datetime,
     positive_float,
     send_later,
     utcnow,
@@ -237,11 +239,14 @@ def fill(video: Video, found: dict[str, Any]) -> None:
 
 
 def _date(value: str | None) -> datetime | None:
-    """Vimeo's ``upload_date`` ("2013-10-15 14:08:29", in UTC)."""
+    """Vimeo's ``upload_date`` ("2013-10-15 14:08:29", in UTC), in the range every stored
+    date-time is held to (``parse_datetime``), or None."""
     if not value:
         return None
     try:
         parsed = datetime.fromisoformat(value)
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-    except (ValueError, OverflowError):  # "last week"; year 1 with an offset east of UTC
+        return parse_datetime(
+            parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC), "upload_date"
+        )
+    except (ValueError, Invalid):  # "last week"; year 1 with an offset east of UTC
         return None

@@ -376,7 +376,7 @@ def test_an_unknown_video_is_404(api, existing, db_snapshot, method):
     assert db_snapshot() == before
 
 
-@pytest.mark.parametrize("bad_id", ["abc", "0", "-1", "2147483648", "1.5"])
+@pytest.mark.parametrize("bad_id", ["abc", "0", "-1", "2147483648", "1.5", "9" * 10_000])
 def test_a_malformed_id_is_400_naming_it(api, existing, db_snapshot, bad_id):
     before = db_snapshot()
 
@@ -418,6 +418,8 @@ SCHEMA_PROBLEMS = {
     "duration 0": ({"duration": 0}, "duration"),
     "duration over a day": ({"duration": 86401}, "duration"),
     "view_count negative": ({"view_count": -1}, "view_count"),
+    "view_count past 64 bits": ({"view_count": 2**64}, "view_count"),
+    "width past 64 bits": ({"width": -(2**63) - 1}, "width"),
     "width 0": ({"width": 0}, "width"),
     "height too large": ({"height": 100001}, "height"),
     # URLs
@@ -464,6 +466,30 @@ def test_patch_rejects_bad_input(api, existing, db_snapshot, changes, field):
     response = api.patch_json(f"/api/videos/{existing['video']}", changes, status=400)
 
     assert_problem(response, 400, field)
+    assert db_snapshot() == before
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "0001-01-01T00:00:00+14:00",
+        "9999-12-31T23:59:59-14:00",
+        "9999-01-01T00:00:00Z",
+        "0999-12-31T23:59:59Z",
+    ],
+)
+def test_a_publication_time_out_of_the_range_is_422_naming_it(api, existing, db_snapshot, value):
+    """The range of every date-time the core takes (issue 29): never a 500, nothing stored."""
+    before = db_snapshot()
+    responses = [
+        api.post_json(
+            f"/api/posts/{existing['post']}/videos", listable(published_at=value), status=422
+        ),
+        api.patch_json(f"/api/videos/{existing['video']}", {"published_at": value}, status=422),
+    ]
+    for response in responses:
+        [error] = assert_problem(response, 422, "published_at")["errors"]
+        assert error["message"] == ("must be between 1000-01-01T00:00:00Z and 9999-01-01T00:00:00Z")
     assert db_snapshot() == before
 
 

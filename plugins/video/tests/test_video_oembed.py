@@ -331,6 +331,22 @@ def test_what_the_host_says_is_checked(oembed_api, oembed_server):
     assert post["permalink"] not in listed(oembed_api)
 
 
+@pytest.mark.parametrize(
+    "upload_date", ["9999-12-31 23:59:59", "0001-01-01T00:00:00+05:00", "0999-12-31T23:59:59Z"]
+)
+def test_an_upload_date_out_of_the_range_is_dropped(oembed_api, oembed_server, upload_date):
+    """A host's date outside the range every date-time is held to (issue 29) is dropped
+    like an unreadable one, and the video sitemap is served all the same."""
+    oembed_server.answers[VIMEO_PAGE] = {**VIMEO_ANSWER, "upload_date": upload_date}
+    post = create_post(oembed_api, VIMEO_EMBED)
+    run_worker(oembed_api)
+
+    [video] = videos_of(oembed_api, post)
+    assert video["fetch_error"] is None
+    assert video["published_at"] is None
+    assert post["permalink"] in listed(oembed_api)
+
+
 # The host fails ---------------------------------------------------------------------------
 
 
