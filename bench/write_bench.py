@@ -230,10 +230,11 @@ def backends(url: str) -> list[int]:
     engine = create_engine(url)
     try:
         with engine.connect() as conn:
-            query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-            return [
-                pid for pid in conn.scalars(text(query)) if pid != conn.connection.info.backend_pid
-            ]
+            query = (
+                "SELECT pid FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            return list(conn.scalars(text(query)))
     finally:
         engine.dispose()
 
