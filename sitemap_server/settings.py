@@ -129,6 +129,14 @@ SETTINGS: tuple[Setting, ...] = (
         doc="Largest body of POST /api/import (bytes); larger ones get 413.",
     ),
     Setting(
+        "sitemap_server.api.attempts",
+        "3",
+        positive_int,
+        doc="How many times an admin API request runs when the database stops it for a "
+        "conflict with another request (a deadlock, a serialization failure) before it "
+        "answers 409.",
+    ),
+    Setting(
         "sitemap_server.api.validate_responses",
         "false",
         boolean,

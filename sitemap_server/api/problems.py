@@ -13,7 +13,13 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm.exc import ObjectDeletedError, StaleDataError
 
 from ..errors import ServiceError, logged, problem
-from ..outages import database_unavailable, log_unavailable, unavailable_response
+from ..outages import (
+    conflict_response,
+    database_unavailable,
+    log_unavailable,
+    transaction_conflict,
+    unavailable_response,
+)
 from .openapi import OPENAPI, RequestInvalid
 
 log = logging.getLogger(__name__)
@@ -69,7 +75,10 @@ def unexpected_error_view(exc: Exception, request: Request) -> Response:
 
 
 def database_error_view(exc: Exception, request: Request) -> Response:
-    """503 with Retry-After while the database is down or locked (``outages``)."""
+    """503 with Retry-After while the database is down or locked; a conflict with another
+    transaction (a deadlock) is run again, or a 409 on its last attempt (``outages``)."""
+    if transaction_conflict(exc):
+        return conflict_response(request, exc)
     if not database_unavailable(exc):
         return unexpected_error_view(exc, request)
     log_unavailable(request, exc)

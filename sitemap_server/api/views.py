@@ -123,7 +123,7 @@ def update_post(request: Request) -> dict[str, Any]:
 def delete_post(request: Request) -> Response:
     posts.delete_post(
         request.dbsession,
-        posts.get_post(request.dbsession, path_param(request, "id"), for_update=True),
+        posts.get_post(request.dbsession, path_param(request, "id"), for_delete=True),
     )
     return no_content()
 
@@ -156,7 +156,7 @@ def update_post_type(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.post_type", request_method="DELETE")
 def delete_post_type(request: Request) -> Response:
-    post_type = types.get_post_type(request.dbsession, path_param(request, "name"), for_update=True)
+    post_type = types.get_post_type(request.dbsession, path_param(request, "name"), for_delete=True)
     types.delete_post_type(request.dbsession, post_type)
     return no_content()
 
@@ -189,7 +189,7 @@ def update_taxonomy(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.taxonomy", request_method="DELETE")
 def delete_taxonomy(request: Request) -> Response:
-    taxonomy = types.get_taxonomy(request.dbsession, path_param(request, "name"), for_update=True)
+    taxonomy = types.get_taxonomy(request.dbsession, path_param(request, "name"), for_delete=True)
     types.delete_taxonomy(request.dbsession, taxonomy)
     return no_content()
 
@@ -227,7 +227,7 @@ def update_author(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="api.author", request_method="DELETE")
 def delete_author(request: Request) -> Response:
-    author = authors.get_author(request.dbsession, path_param(request, "id"), for_update=True)
+    author = authors.get_author(request.dbsession, path_param(request, "id"), for_delete=True)
     authors.delete_author(request.dbsession, author)
     return no_content()
 
@@ -271,7 +271,7 @@ def update_term(request: Request) -> dict[str, Any]:
 def delete_term(request: Request) -> Response:
     terms.delete_term(
         request.dbsession,
-        terms.get_term(request.dbsession, path_param(request, "id"), for_update=True),
+        terms.get_term(request.dbsession, path_param(request, "id"), for_delete=True),
     )
     return no_content()
 

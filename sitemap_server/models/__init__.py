@@ -7,6 +7,7 @@ Views never commit: ``pyramid_tm`` commits the request's transaction when the vi
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ __all__ = [
     "get_engine",
     "get_session_factory",
     "get_tm_session",
+    "hold_lock",
     "metadata",
     "post_terms",
     "take_write_lock",
@@ -144,6 +146,25 @@ def take_write_lock(session: Session, wait: bool = True) -> bool:
     finally:
         connection.exec_driver_sql(f"PRAGMA busy_timeout = {busy_timeout}")
     return True
+
+
+# The first key of every advisory lock ``hold_lock`` takes. Two-key advisory locks are a
+# key space of their own, apart from the one-key locks of the maintainer.
+NAMED_LOCKS = 0x5173
+
+
+def hold_lock(session: Session, name: str) -> None:
+    """Hold the lock ``name`` until the transaction ends, waiting for it if another
+    transaction holds it: a PostgreSQL advisory lock, or SQLite's write lock (one writer
+    at a time holds every such lock at once). For a check that must see every write made
+    under the same name before it, and whose own write the next one must see."""
+    if session.get_bind().dialect.name != "postgresql":
+        take_write_lock(session)
+        return
+    key = zlib.crc32(name.encode()) - 2**31  # the signed 32 bits PostgreSQL takes
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(:space, :key)"), {"space": NAMED_LOCKS, "key": key}
+    )
 
 
 def get_session_factory(engine: Engine, context: AppContext | None = None) -> sessionmaker[Session]:

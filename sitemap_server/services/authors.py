@@ -15,8 +15,10 @@ from .ids import use_explicit_id
 FIELDS = ("slug", "name", "noindex")
 
 
-def get_author(session: Session, author_id: int, for_update: bool = False) -> Author:
-    return get_or_404(session, Author, author_id, "author", for_update)
+def get_author(
+    session: Session, author_id: int, for_update: bool = False, for_delete: bool = False
+) -> Author:
+    return get_or_404(session, Author, author_id, "author", for_update, for_delete)
 
 
 def create_author(session: Session, data: dict[str, Any]) -> Author:

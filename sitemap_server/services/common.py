@@ -14,7 +14,7 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from ..content.slugs import unique_slug
 from ..errors import Conflict, Invalid, NotFound, logged
-from ..models import take_write_lock
+from ..models import hold_lock, take_write_lock
 from ..sitemaps.changes import changed as changed
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
 
@@ -36,14 +36,31 @@ CHANGED_CONCURRENTLY = (
 
 
 def get_or_404(
-    session: Session, model: type[T], key: Any, what: str, for_update: bool = False
+    session: Session,
+    model: type[T],
+    key: Any,
+    what: str,
+    for_update: bool = False,
+    for_delete: bool = False,
 ) -> T:
-    """The object, or a 404. ``for_update`` is for a request that changes or deletes it:
-    the object is read under a lock held until the transaction ends, so a concurrent
-    delete either waits for this request or has already removed it (and this is a 404)."""
-    if for_update:
+    """The object, or a 404. ``for_update`` is for a request that changes it,
+    ``for_delete`` for one that deletes it: the object is read under a lock held until the
+    transaction ends, so a concurrent delete either waits for this request or has already
+    removed it (and this is a 404).
+
+    On PostgreSQL a change takes ``FOR NO KEY UPDATE``: rows that come to refer to this
+    one (a new child, a post of this author) do not wait for it, so two requests that each
+    change a row and point it at the other's cannot deadlock. A delete takes ``FOR
+    UPDATE``: they wait for it, and then find it gone. On SQLite either is the database's
+    write lock."""
+    if for_update or for_delete:
         take_write_lock(session)
-    obj = session.get(model, key, with_for_update=for_update or None)
+    lock: bool | dict[str, bool] | None = None
+    if for_delete:
+        lock = True
+    elif for_update:
+        lock = {"key_share": True}
+    obj = session.get(model, key, with_for_update=lock)
     if obj is None:
         raise NotFound(f"{what} {key!r} does not exist")
     return obj
@@ -131,6 +148,33 @@ def flush(session: Session, what: str) -> None:
         raise Conflict(CHANGED_CONCURRENTLY.format(what=what)) from exc
     check_allocated_ids((getattr(obj, "id", None) for obj in new), what)
     sync_sequences(session)
+
+
+def among_ancestors(session: Session, model: Any, start: int, wanted: int) -> bool:
+    """Whether ``wanted`` is ``start`` or one of its ancestors (``parent_id`` upwards).
+
+    One statement, so one snapshot of the tree: a walk of one query a step could read a
+    row before another request's change and the next one after it. A stored cycle ends
+    the walk (UNION keeps each row once)."""
+    rows = model.__table__
+    up = select(rows.c.id, rows.c.parent_id).where(rows.c.id == start).cte("up", recursive=True)
+    above = rows.alias("above")
+    up = up.union(select(above.c.id, above.c.parent_id).join(up, above.c.id == up.c.parent_id))
+    return session.scalar(select(up.c.id).where(up.c.id == wanted).limit(1)) is not None
+
+
+def lock_slugs(session: Session, table: str, scope: str) -> None:
+    """Before a create chooses a slug from a title: one such choice at a time per type
+    (``table`` "posts") or taxonomy ("terms"), each seeing the slugs stored before it,
+    so creates with one title at once get ``-2``, ``-3`` … instead of a conflict."""
+    hold_lock(session, f"slugs {table} {scope}")
+
+
+def lock_parents(session: Session, table: str, scope: str) -> None:
+    """Before a change of parent is checked for a cycle: one such check at a time per
+    type or taxonomy, each seeing the changes of parent stored before it. Checked alone,
+    a→b, b→c and c→a each find no cycle; serialized, the last one does."""
+    hold_lock(session, f"parents {table} {scope}")
 
 
 def add_with_free_slug(

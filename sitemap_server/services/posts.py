@@ -22,10 +22,13 @@ from ..sitemaps.changes import record
 from . import common
 from .common import (
     add_with_free_slug,
+    among_ancestors,
     apply,
     changed,
     flush,
     get_or_404,
+    lock_parents,
+    lock_slugs,
     parse_datetime,
 )
 from .ids import (
@@ -180,13 +183,8 @@ def _check_parent(
     if post_id is None:
         return
     # An existing post: its new parent must not be the post itself or one of its descendants.
-    node: int | None = parent_id
-    seen: set[int] = set()
-    while node is not None and node not in seen:
-        if node == post_id:
-            raise Invalid.field("parent", "a post cannot be its own ancestor")
-        seen.add(node)
-        node = lookups.session.scalar(select(Post.parent_id).where(Post.id == node))
+    if among_ancestors(lookups.session, Post, parent_id, post_id):
+        raise Invalid.field("parent", "a post cannot be its own ancestor")
 
 
 def check_translation(
@@ -284,12 +282,16 @@ def prepare_post(
     return row, list(data.get("terms", []))
 
 
-def get_post(session: Session, post_id: int, for_update: bool = False) -> Post:
-    return get_or_404(session, Post, post_id, "post", for_update)
+def get_post(
+    session: Session, post_id: int, for_update: bool = False, for_delete: bool = False
+) -> Post:
+    return get_or_404(session, Post, post_id, "post", for_update, for_delete)
 
 
 def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None = None) -> Post:
     lookups = lookups or Lookups(session)
+    if "slug" not in data:
+        lock_slugs(session, "posts", data["type"])
     row, term_ids = prepare_post(lookups, data)
     post = Post()
     use_explicit_id(session, Post, post, row)
@@ -316,6 +318,8 @@ def _slug_taken(session: Session, post_type: str) -> Callable[[str], bool]:
 
 
 def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
+    if data.get("parent") is not None:
+        lock_parents(session, "posts", post.type)  # first: see update_term
     lookups = Lookups(session)
     post_type = session.get_one(PostType, post.type)
     _check_references(lookups, data)

@@ -14,12 +14,15 @@ from ..models import SiteSettings, Taxonomy, Term, post_terms
 from ..sitemaps.changes import record
 from .common import (
     add_with_free_slug,
+    among_ancestors,
     apply,
     changed,
     check_translation,
     ensure_free,
     flush,
     get_or_404,
+    lock_parents,
+    lock_slugs,
     require_reference,
 )
 from .ids import use_explicit_id
@@ -27,8 +30,10 @@ from .ids import use_explicit_id
 FIELDS = ("name", "description", "noindex", "canonical", "language", "translation_group")
 
 
-def get_term(session: Session, term_id: int, for_update: bool = False) -> Term:
-    return get_or_404(session, Term, term_id, "term", for_update)
+def get_term(
+    session: Session, term_id: int, for_update: bool = False, for_delete: bool = False
+) -> Term:
+    return get_or_404(session, Term, term_id, "term", for_update, for_delete)
 
 
 def _slug_taken(session: Session, taxonomy: str):
@@ -51,14 +56,9 @@ def _check_parent(session: Session, term: Term, taxonomy: Taxonomy, parent_id: i
     parent = require_reference(session, Term, parent_id, "parent", "term")
     if parent.taxonomy != taxonomy.name:
         raise Invalid.field("parent", f"term {parent_id} belongs to taxonomy {parent.taxonomy!r}")
-    # Walk up from the new parent: reaching the term itself would make a cycle.
-    seen: set[int] = set()
-    node: Term | None = parent
-    while node is not None and node.id not in seen:
-        if term.id is not None and node.id == term.id:
-            raise Invalid.field("parent", "a term cannot be its own ancestor")
-        seen.add(node.id)
-        node = session.get(Term, node.parent_id) if node.parent_id else None
+    # The new parent, or one of its ancestors, being the term itself would make a cycle.
+    if term.id is not None and among_ancestors(session, Term, parent.id, term.id):
+        raise Invalid.field("parent", "a term cannot be its own ancestor")
 
 
 def _check_translation(
@@ -87,6 +87,7 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
         ensure_free(session, Term.slug, data["slug"], "slug", Term.taxonomy == taxonomy.name)
         term.slug = data["slug"]
     else:
+        lock_slugs(session, "terms", taxonomy.name)
         base = slugify(data["name"], fallback=f"{taxonomy.name.replace('_', '-')}-term")
         term.slug = unique_slug(base, _slug_taken(session, taxonomy.name))
     _check_parent(session, term, taxonomy, data.get("parent"))
@@ -105,6 +106,10 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
 
 
 def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
+    if data.get("parent") is not None:
+        # First, before this request writes anything (its row then stays under the weaker
+        # lock, which the request holding this one may need to refer to).
+        lock_parents(session, "terms", term.taxonomy)
     # The translations that named it change too (S-405).
     record(
         session,

@@ -16,8 +16,10 @@ POST_TYPE_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_path"
 TAXONOMY_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_base")
 
 
-def get_post_type(session: Session, name: str, for_update: bool = False) -> PostType:
-    return get_or_404(session, PostType, name, "post type", for_update)
+def get_post_type(
+    session: Session, name: str, for_update: bool = False, for_delete: bool = False
+) -> PostType:
+    return get_or_404(session, PostType, name, "post type", for_update, for_delete)
 
 
 def _check_pattern(pattern: str) -> None:
@@ -75,8 +77,10 @@ def delete_post_type(session: Session, post_type: PostType) -> None:
     changed(session, everything=True)
 
 
-def get_taxonomy(session: Session, name: str, for_update: bool = False) -> Taxonomy:
-    return get_or_404(session, Taxonomy, name, "taxonomy", for_update)
+def get_taxonomy(
+    session: Session, name: str, for_update: bool = False, for_delete: bool = False
+) -> Taxonomy:
+    return get_or_404(session, Taxonomy, name, "taxonomy", for_update, for_delete)
 
 
 def create_taxonomy(session: Session, data: dict[str, Any]) -> Taxonomy:

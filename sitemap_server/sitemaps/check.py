@@ -8,20 +8,24 @@ entry, in key order, without holding either in memory. The savepoint is rolled b
 kept with ``repair``, so a check changes nothing and a repair is one transaction.
 
 Versions are not compared: a rebuild bumps them, and only their order means anything.
+
+What no rebuild can mend is reported too (``content_problems``): a cycle of parents, and
+a URL that two objects list (S-107), which the writes refuse but a race could once store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import Table, column, select, table, text
+from sqlalchemy import Table, column, func, select, table, text
 from sqlalchemy.orm import Session
 
-from ..models import SitemapEntry, SitemapPage, SitemapVersion
+from ..context import plugins_of
+from ..models import Post, SitemapEntry, SitemapPage, SitemapVersion, Term
 from .changes import ContentChanges
-from .maintenance import catch_up, refresh
+from .maintenance import all_providers, catch_up, refresh
 
 ENTRY_FIELDS = ("path", "lastmod", "images", "extra", "alternates", "size", "xml")
 PAGE_FIELDS = ("first_key", "first_part", "last_key", "last_part", "entries", "lastmod", "xml")
@@ -29,6 +33,9 @@ ENTRIES = cast(Table, SitemapEntry.__table__)
 STORED_ENTRIES = "check_stored_entries"
 # Differences kept for the report; a count of all of them is always given.
 MAX_REPORTED = 1000
+# The providers whose entries are objects with a URL of their own (S-107: one URL, one
+# object); the others (videos, news) list some of those URLs again.
+OWN_URL_KINDS = ("post", "term", "author")
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,8 @@ def check(session: Session, repair: bool = False) -> Report:
     # What a maintainer would do anyway, and keeps: what waits in the change log, and
     # what has come due.
     catch_up(session)
+    for problem in content_problems(session):
+        report.add(problem)
     savepoint = session.begin_nested()
     try:
         stored_pages = _pages(session)
@@ -111,6 +120,64 @@ def check(session: Session, repair: bool = False) -> Report:
     else:
         savepoint.rollback()
     return report
+
+
+def content_problems(session: Session) -> Iterator[Difference]:
+    """What is wrong in the content or the stored sitemaps whatever a rebuild does: every
+    cycle of parents among posts and terms, every URL stored for two objects."""
+    for model, what, scope in ((Post, "posts", Post.type), (Term, "terms", Term.taxonomy)):
+        rows = session.execute(
+            select(model.id, model.parent_id, scope).where(model.parent_id.isnot(None))
+        )
+        parent_of: dict[int, int | None] = {}
+        scope_of: dict[int, str] = {}
+        for node, parent, name in rows:
+            parent_of[node], scope_of[node] = parent, name
+        for cycle in parent_cycles(parent_of):
+            where = f"{what} {' → '.join(map(str, [*cycle, cycle[0]]))}"
+            yield Difference(scope_of[cycle[0]], where, "parent cycle", cycle, None)
+    yield from _duplicate_urls(session)
+
+
+def parent_cycles(parent_of: dict[int, int | None]) -> list[list[int]]:
+    """Each cycle of ``parent_of`` (child → parent) once, from its lowest id up."""
+    cycles: list[list[int]] = []
+    done: set[int] = set()
+    for start in sorted(parent_of):
+        path: list[int] = []
+        on_path: set[int] = set()
+        node: int | None = start
+        while node is not None and node not in done and node not in on_path:
+            path.append(node)
+            on_path.add(node)
+            node = parent_of.get(node)
+        if node is not None and node in on_path:
+            cycle = path[path.index(node) :]
+            lowest = cycle.index(min(cycle))
+            cycles.append(cycle[lowest:] + cycle[:lowest])
+        done.update(path)
+    return sorted(cycles)
+
+
+def _duplicate_urls(session: Session) -> Iterable[Difference]:
+    providers = all_providers(session, plugins_of(session))
+    owners = [p.name for p in providers if p.kind in OWN_URL_KINDS]
+    entries = ENTRIES
+    owned = entries.c.provider.in_(owners)
+    twice = select(entries.c.path).where(owned).group_by(entries.c.path)
+    twice = twice.having(func.count() > 1)
+    rows = session.execute(
+        select(entries.c.path, entries.c.provider, entries.c.key, entries.c.part)
+        .where(owned, entries.c.path.in_(twice))
+        .order_by(entries.c.path, entries.c.provider, entries.c.key, entries.c.part)
+    )
+    listings: dict[str, list[str]] = {}
+    first: dict[str, str] = {}
+    for path, provider, key, part in rows:
+        first.setdefault(path, provider)
+        listings.setdefault(path, []).append(f"{provider} key {key} part {part}")
+    for path, found in listings.items():
+        yield Difference(first[path], path, "duplicate URL", found, None)
 
 
 def _stored_entries() -> Any:

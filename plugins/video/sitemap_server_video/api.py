@@ -72,7 +72,7 @@ def update_video(request: Request) -> dict[str, Any]:
 
 @api_view(route_name="video.video", request_method="DELETE")
 def delete_video(request: Request) -> Response:
-    video = services.get_video(request.dbsession, path_param(request, "id"), for_update=True)
+    video = services.get_video(request.dbsession, path_param(request, "id"), for_delete=True)
     services.delete_video(request.dbsession, video)
     return no_content()
 

@@ -51,8 +51,10 @@ def get_post(session: Session, post_id: int) -> Post:
     return post
 
 
-def get_video(session: Session, video_id: int, for_update: bool = False) -> Video:
-    return get_or_404(session, Video, video_id, "video", for_update)
+def get_video(
+    session: Session, video_id: int, for_update: bool = False, for_delete: bool = False
+) -> Video:
+    return get_or_404(session, Video, video_id, "video", for_update, for_delete)
 
 
 def post_videos(session: Session, post_id: int) -> list[Video]:
