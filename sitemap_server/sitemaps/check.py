@@ -9,8 +9,8 @@ kept with ``repair``, so a check changes nothing and a repair is one transaction
 
 Versions are not compared: a rebuild bumps them, and only their order means anything.
 
-What no rebuild can mend is reported too (``content_problems``): a cycle of parents, and
-a URL that two objects list (S-107), which the writes refuse but a race could once store.
+What no rebuild can mend is reported too (``content_problems``): a cycle of parents
+(which concurrent re-parentings could once store) and a URL that two objects list (S-107).
 """
 
 from __future__ import annotations

@@ -89,9 +89,17 @@ def at_first_flush() -> Iterator[Callable[[Callable[[Session], None]], None]]:
         event.remove(Session, "before_flush", listener)
 
 
-def clients(wsgi_app: Any, token: str, count: int) -> list[Any]:
+@pytest.fixture
+def patient_app(app_with: Callable[..., Any]) -> Any:
+    """The application, its SQLite writers waiting as long as it takes for the write lock
+    (one writer at a time: the last of many simultaneous requests waits for all the
+    others, which a busy machine makes slow). PostgreSQL's locks wait anyway."""
+    return app_with(**{"sitemap_server.sqlite.busy_timeout_ms": str(int(THREAD_TIMEOUT * 1000))})
+
+
+def clients(app: Any, token: str, count: int) -> list[Any]:
     # Made here, in the test's thread: making one forgets what the application rendered.
-    return [client(wsgi_app, token) for _ in range(count)]
+    return [client(app, token) for _ in range(count)]
 
 
 def assert_consistent(app_session: Session) -> None:
@@ -119,10 +127,10 @@ def make_three(api: Any, kind: str) -> list[str]:
     return [f"{collection}/{m['id']}" for m in made]
 
 
-def close_the_cycle(wsgi_app: Any, api_token: str, paths: list[str]) -> list[Any]:
+def close_the_cycle(app: Any, api_token: str, paths: list[str]) -> list[Any]:
     """a→b, b→c and c→a, sent at once."""
     ids = [int(path.rsplit("/", 1)[1]) for path in paths]
-    senders = clients(wsgi_app, api_token, 3)
+    senders = clients(app, api_token, 3)
     return at_once(
         [
             lambda i=i: senders[i].patch_json(
@@ -162,7 +170,7 @@ def cycles(parent_of: dict[int, int | None]) -> list[list[int]]:
 
 @pytest.mark.parametrize("kind", HIERARCHIES)
 def test_three_reparentings_that_close_a_cycle_never_all_pass(
-    kind, wsgi_app, api, api_token, at_first_flush, app_session
+    kind, patient_app, api, api_token, at_first_flush, app_session
 ):
     """Each of the three checks, alone, sees no cycle: the three requests wait where they
     flush until all three have checked (or, when a lock keeps the others from checking,
@@ -176,19 +184,21 @@ def test_three_reparentings_that_close_a_cycle_never_all_pass(
             checked.wait()
 
     at_first_flush(wait_for_the_others)
-    answers = close_the_cycle(wsgi_app, api_token, paths)
+    answers = close_the_cycle(patient_app, api_token, paths)
 
     assert_two_stored_and_one_refused(answers, api, paths)
     assert_consistent(app_session)
 
 
 @pytest.mark.parametrize("kind", HIERARCHIES)
-def test_reparentings_sent_at_once_are_never_an_outage(kind, wsgi_app, api, api_token, app_session):
+def test_reparentings_sent_at_once_are_never_an_outage(
+    kind, patient_app, api, api_token, app_session
+):
     """The same three requests, free-running, round after round: no 5xx (a deadlock is
     not an outage), never a cycle."""
     paths = make_three(api, kind)
     for _round in range(ROUNDS):
-        answers = close_the_cycle(wsgi_app, api_token, paths)
+        answers = close_the_cycle(patient_app, api_token, paths)
         assert_two_stored_and_one_refused(answers, api, paths)
         for path in paths:
             api.patch_json(path, {"parent": None}, status=200)
@@ -276,9 +286,9 @@ def test_a_deadlock_on_the_last_attempt_is_a_409(
     ],
 )
 def test_creates_with_one_title_at_once_all_get_a_slug_of_their_own(
-    collection, body, wsgi_app, api_token, app_session
+    collection, body, patient_app, api_token, app_session
 ):
-    senders = clients(wsgi_app, api_token, SIMULTANEOUS_CREATES)
+    senders = clients(patient_app, api_token, SIMULTANEOUS_CREATES)
     answers = at_once(
         [lambda s=s: s.post_json(collection, body, expect_errors=True) for s in senders]
     )
