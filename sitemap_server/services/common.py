@@ -15,6 +15,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from ..content.slugs import unique_slug
 from ..errors import Conflict, Invalid, NotFound, logged
 from ..models import hold_lock, take_write_lock
+from ..sitemaps.changes import DEFER_CHANGES
 from ..sitemaps.changes import changed as changed
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
 
@@ -166,8 +167,13 @@ def among_ancestors(session: Session, model: Any, start: int, wanted: int) -> bo
 def lock_slugs(session: Session, table: str, scope: str) -> None:
     """Before a create chooses a slug from a title: one such choice at a time per type
     (``table`` "posts") or taxonomy ("terms"), each seeing the slugs stored before it,
-    so creates with one title at once get ``-2``, ``-3`` … instead of a conflict."""
-    hold_lock(session, f"slugs {table} {scope}")
+    so creates with one title at once get ``-2``, ``-3`` … instead of a conflict.
+
+    Not in a bulk write (an import, the demo): the lock would be held to its end, and
+    every create of the API would wait for all of it. When both then choose one slug, a
+    request that stores it second takes the next free one; an import, a 409 (as before)."""
+    if not session.info.get(DEFER_CHANGES):
+        hold_lock(session, f"slugs {table} {scope}")
 
 
 def lock_parents(session: Session, table: str, scope: str) -> None:

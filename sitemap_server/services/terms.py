@@ -107,8 +107,9 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
 
 def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
     if data.get("parent") is not None:
-        # First, before this request writes anything (its row then stays under the weaker
-        # lock, which the request holding this one may need to refer to).
+        # Before this request flushes anything: a flushed change of its slug would lock
+        # its row against requests pointing a row at it, such as the one holding this
+        # lock, and each would wait for the other.
         lock_parents(session, "terms", term.taxonomy)
     # The translations that named it change too (S-405).
     record(
