@@ -205,7 +205,7 @@ def test_reparentings_sent_at_once_are_never_an_outage(
     assert_consistent(app_session)
 
 
-# Deadlocks and serialization failures ------------------------------------------------
+# Deadlocks (serialization failures, the same SQLSTATE class: tests/unit/test_outages.py)
 
 
 def deadlock_on_flush(at_first_flush: Any, model: type[Any], ids: list[int]) -> None:
