@@ -88,6 +88,7 @@ from .servers import (
     search_engine,
     serve_production,
     server_environment,
+    worker_process,
 )
 
 __all__ = [
@@ -149,6 +150,7 @@ __all__ = [
     "sitemap_schemas",
     "testapp",
     "url_locs",
+    "worker_process",
     "wsgi_app",
     "xml_parser",
 ]

@@ -119,6 +119,32 @@ def running(
             process.wait()
 
 
+@contextmanager
+def worker_process(
+    config: str, env: dict[str, str], log: Path, *args: str, cwd: Path = PROJECT_ROOT
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A real ``sitemap-server --config CONFIG worker ARGS`` in ``env``, its output added
+    to ``log``; stopped afterwards if it still runs (SIGTERM, then SIGKILL)."""
+    with log.open("ab") as output:
+        process = subprocess.Popen(
+            [str(PSERVE.parent / "sitemap-server"), "--config", config, "worker", *args],
+            cwd=cwd,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 class SearchEngine:
     """A local stand-in for search engines (ping endpoints, IndexNow), on 127.0.0.1.
 

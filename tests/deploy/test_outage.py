@@ -21,7 +21,6 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,13 +32,12 @@ from sqlalchemy import create_engine, text
 from sitemap_server.sitemaps.maintenance import MAINTAINER
 from sitemap_server.sitemaps.presence import worker_alive
 from sitemap_server.testing import (
-    PROJECT_ROOT,
     free_port,
     production_command,
     serve_production,
     server_environment,
+    worker_process,
 )
-from sitemap_server.testing.servers import PSERVE
 
 pytestmark = pytest.mark.slow
 
@@ -174,30 +172,12 @@ def test_postgresql_stopped_and_started_under_the_server(cluster, tmp_path):
 # The worker beside an outage, and a worker killed mid-pass (issue 29, cases 7 and 8) ---
 
 
-@contextmanager
-def worker_process(cluster: Cluster, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``sitemap-server worker`` on the cluster, its output in ``log``; stopped after."""
+def worker(cluster: Cluster, log: Path) -> Any:
+    """``sitemap-server worker`` (production.ini) on the cluster, its output in ``log``."""
     env = server_environment(
         SITEMAP_SERVER_DATABASE_URL=cluster.url, SITEMAP_SERVER_SITE_URL=SITE_URL
     )
-    with log.open("ab") as output:
-        process = subprocess.Popen(
-            [str(PSERVE.parent / "sitemap-server"), "--config", "production.ini", "worker"],
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    return worker_process("production.ini", env, log)
 
 
 def wait_until(condition: Callable[[], bool], what: str, seconds: float = 90) -> None:
@@ -226,7 +206,7 @@ def test_a_worker_logs_an_outage_once_and_applies_again_after_it(cluster, tmp_pa
     log = tmp_path / "worker.log"
     engine = create_engine(cluster.url)
     try:
-        with worker_process(cluster, log) as worker:
+        with worker(cluster, log) as process:
             wait_until(lambda: "started" in log.read_text(), "the worker to start")
             cluster.stop()
             wait_until(lambda: "database is unavailable" in log.read_text(), "the outage")
@@ -236,7 +216,7 @@ def test_a_worker_logs_an_outage_once_and_applies_again_after_it(cluster, tmp_pa
             wait_until(lambda: "the database is back" in log.read_text(), "the recovery")
             import_one_post(cluster, tmp_path, "after-the-outage")
             wait_until(lambda: waiting_changes(engine) == 0, "the change to be applied")
-            assert worker.poll() is None
+            assert process.poll() is None
     finally:
         engine.dispose()
     text_ = log.read_text()
@@ -254,7 +234,7 @@ def test_a_killed_worker_frees_the_maintainer_within_seconds(cluster, tmp_path):
     engine = create_engine(cluster.url)
     maintainer = {"key": zlib.crc32(MAINTAINER.encode())}
     try:
-        with worker_process(cluster, tmp_path / "first.log") as first:
+        with worker(cluster, tmp_path / "first.log") as first:
             wait_until(lambda: worker_alive(engine), "the first worker")
             with engine.connect() as blocker:
                 # The pass will wait here, holding the maintainer's lock.
@@ -265,7 +245,7 @@ def test_a_killed_worker_frees_the_maintainer_within_seconds(cluster, tmp_path):
                 first.wait(timeout=30)
                 wait_until(lambda: maintainer_free(engine, maintainer), "the lock to go", 60)
                 blocker.rollback()
-        with worker_process(cluster, tmp_path / "second.log"):
+        with worker(cluster, tmp_path / "second.log"):
             wait_until(lambda: waiting_changes(engine) == 0, "the second worker to apply")
     finally:
         engine.dispose()

@@ -10,13 +10,9 @@ process where the clock must move (a subprocess's clock cannot be moved from her
 
 import json
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from sqlalchemy import event, select, text
@@ -35,14 +31,13 @@ from sitemap_server.notify import outbox, report
 from sitemap_server.notify.config import NotifyConfig
 from sitemap_server.notify.worker import WORKER_KEY, Worker
 from sitemap_server.testing import (
-    PROJECT_ROOT,
     SITE_URL,
     client,
     installed_plugins_loaded,
     server_environment,
+    worker_process,
 )
 
-SITEMAP_SERVER = Path(sys.executable).parent / "sitemap-server"
 KEY = "a1b2c3d4e5f6a7b8"
 JAN = "2024-01-10T12:00:00+00:00"
 INDEX_URL = f"{SITE_URL}/sitemap_index.xml"
@@ -103,25 +98,6 @@ def write_ini(path, database_url, settings):
         "formatter = generic\n[formatter_generic]\nformat = %(levelname)s %(name)s %(message)s\n"
     )
     return path
-
-
-@contextmanager
-def worker_process(ini, log, *args):
-    """A real ``sitemap-server worker`` process; killed afterwards if it still runs."""
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [str(SITEMAP_SERVER), "--config", str(ini), "worker", *args],
-            cwd=PROJECT_ROOT,
-            env=server_environment(),
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=DEADLINE)
 
 
 def wait_for(found, what, process=None, log=None, timeout=DEADLINE):
@@ -216,7 +192,7 @@ def test_a_change_committed_while_no_worker_runs_is_sent_by_a_worker_started_lat
         {**settings, "sitemap_server.notify.poll_seconds": "0.1"},
     )
     log = tmp_path / "worker.log"
-    with worker_process(ini, log) as process:
+    with worker_process(str(ini), server_environment(), log) as process:
         wait_for(lambda: all_sent(clean_database, 2), "ping and submission sent", process, log)
         process.terminate()
         assert process.wait(timeout=DEADLINE) == 0, read(log)
@@ -258,7 +234,7 @@ def test_a_worker_killed_mid_send_leaves_the_notification_to_the_next_one_after_
         {**settings, "sitemap_server.notify.poll_seconds": "0.1"},
     )
     log = tmp_path / "worker.log"
-    with worker_process(ini, log) as process:
+    with worker_process(str(ini), server_environment(), log) as process:
         wait_for(lambda: search_engine.received("/slow"), "ping received", process, log)
         process.kill()
         assert process.wait(timeout=DEADLINE) == -signal.SIGKILL
@@ -500,7 +476,7 @@ def test_the_worker_stops_cleanly_on_sigterm(search_engine, clean_database, data
     )
     ini = write_ini(tmp_path / "worker.ini", database_url, settings)
     log = tmp_path / "worker.log"
-    with worker_process(ini, log) as process:
+    with worker_process(str(ini), server_environment(), log) as process:
         wait_for(lambda: "started" in read(log), "worker started", process, log)
         stopping = time.monotonic()
         process.send_signal(signal.SIGTERM)
@@ -522,7 +498,7 @@ def test_sigterm_mid_send_finishes_and_records_the_send_before_stopping(
         {**settings, "sitemap_server.notify.poll_seconds": "0.1"},
     )
     log = tmp_path / "worker.log"
-    with worker_process(ini, log) as process:
+    with worker_process(str(ini), server_environment(), log) as process:
         wait_for(lambda: search_engine.received("/slow"), "ping received", process, log)
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=DEADLINE) == 0, read(log)
