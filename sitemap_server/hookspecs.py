@@ -164,7 +164,8 @@ def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
     After the last implementation, the core makes every entry fit for a document
     (``sitemaps/xml.py``, ``EntryRules``, through ``content/sanitize.py``), whoever made
     it, so a plugin need not remember to: the path must be a path on the site, each
-    image an http(s) URL on the site's host or an allowed image host, and in ``extra``
+    image an http(s) URL on the site (its scheme, host and port) or an allowed image
+    host (any port), and in ``extra``
     every string loses the characters XML 1.0 cannot carry, while the strings under a
     URL key (``loc``, ``url``, ``href``, ``src`` or a name ending in ``_loc``, ``_url``,
     ``_href``, ``_src``) are written as absolute http(s) URLs in normal form

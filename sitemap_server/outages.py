@@ -80,7 +80,7 @@ def log_unavailable(request: Request, error: BaseException) -> None:
     log.warning(
         "database unavailable on %s %s: %s: %s",
         logged(request.method),
-        logged(request.path),
+        logged(request.environ.get("PATH_INFO", "")),
         *_cause(error),
     )
 
@@ -92,7 +92,9 @@ def attempts(request: Request) -> int:
     everything but the API once."""
     settings = request.registry.settings
     limit = settings["sitemap_server.api.max_body_bytes"]
-    path = request.path_info
+    # The raw WSGI path: ``path_info`` decodes it, and a path that is not UTF-8 must
+    # reach the view that answers it 400.
+    path = request.environ.get("PATH_INFO", "")
     if (
         not path.startswith("/api/")
         or path == "/api/import"
@@ -111,7 +113,7 @@ def conflict_response(request: Request, error: BaseException) -> Response:
     log.info(
         "%s %s conflicted with another transaction%s: %s: %s",
         logged(request.method),
-        logged(request.path),
+        logged(request.environ.get("PATH_INFO", "")),
         "" if last else ", running it again",
         *_cause(error),
     )
