@@ -90,9 +90,9 @@ def test_a_calendar_edge_in_a_changed_post_is_a_422_naming_the_field(
 
 
 @pytest.mark.parametrize("value", [*CALENDAR_EDGES, "9999-12-31T23:59:59Z", "0999-12-31T23:59:59Z"])
-def test_modified_since_out_of_range_is_a_400_naming_it(api, value):
+def test_modified_since_out_of_range_is_a_422_naming_it(api, value):
     response = api.get("/api/posts", {"modified_since": value}, expect_errors=True)
-    assert assert_problem(response, 400, "modified_since")["errors"][0]["message"] == RANGE
+    assert assert_problem(response, 422, "modified_since")["errors"][0]["message"] == RANGE
 
 
 @pytest.mark.parametrize("value", CALENDAR_EDGES)
