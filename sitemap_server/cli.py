@@ -212,6 +212,7 @@ def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from .sitemaps.check import CONTENT_PROBLEMS
     from .sitemaps.engine import engine_of
 
     settings = load_settings(args.config)
@@ -237,7 +238,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif not report.count:
             print(f"the stored sitemaps are what the content implies ({report.entries} entries)")
         elif report.repaired:
-            print(f"{report.count} difference(s) repaired", file=sys.stderr)
+            content = sum(d.field in CONTENT_PROBLEMS for d in report.differences)
+            print(f"{report.count - content} difference(s) repaired", file=sys.stderr)
+            if content:
+                print(
+                    f"{content} problem(s) of the content itself (a parent cycle, a URL of two "
+                    "objects) are left: change the content through the API",
+                    file=sys.stderr,
+                )
         else:
             print(
                 f"{report.count} difference(s); `check --repair` stores the rebuild",

@@ -31,6 +31,9 @@ ENTRY_FIELDS = ("path", "lastmod", "images", "extra", "alternates", "size", "xml
 PAGE_FIELDS = ("first_key", "first_part", "last_key", "last_part", "entries", "lastmod", "xml")
 ENTRIES = cast(Table, SitemapEntry.__table__)
 STORED_ENTRIES = "check_stored_entries"
+# What a rebuild cannot repair: the content itself is wrong (fixed through the API).
+PARENT_CYCLE, DUPLICATE_URL = "parent cycle", "duplicate URL"
+CONTENT_PROBLEMS = (PARENT_CYCLE, DUPLICATE_URL)
 # Differences kept for the report; a count of all of them is always given.
 MAX_REPORTED = 1000
 # The providers whose entries are objects with a URL of their own (S-107: one URL, one
@@ -135,7 +138,7 @@ def content_problems(session: Session) -> Iterator[Difference]:
             parent_of[node], scope_of[node] = parent, name
         for cycle in parent_cycles(parent_of):
             where = f"{what} {' → '.join(map(str, [*cycle, cycle[0]]))}"
-            yield Difference(scope_of[cycle[0]], where, "parent cycle", cycle, None)
+            yield Difference(scope_of[cycle[0]], where, PARENT_CYCLE, cycle, None)
     yield from _duplicate_urls(session)
 
 
@@ -177,7 +180,7 @@ def _duplicate_urls(session: Session) -> Iterable[Difference]:
         first.setdefault(path, provider)
         listings.setdefault(path, []).append(f"{provider} key {key} part {part}")
     for path, found in listings.items():
-        yield Difference(first[path], path, "duplicate URL", found, None)
+        yield Difference(first[path], path, DUPLICATE_URL, found, None)
 
 
 def _stored_entries() -> Any:

@@ -327,6 +327,10 @@ def test_check_reports_a_parent_cycle(kind, api, app_session, dbsession, cli):
     status, out, _err = cli("check")
     assert status == 1
     assert "parent cycle" in out
+    # A rebuild cannot repair the content: --repair says so rather than "repaired".
+    status, out, err = cli("check", "--repair")
+    assert "problem(s) of the content itself (a parent cycle" in err
+    assert cli("check")[0] == 1
 
 
 def test_check_reports_a_url_listed_twice(api, app_session, dbsession, cli):
