@@ -195,9 +195,9 @@ def apply_changes(settings: dict[str, Any], quiet: bool = False) -> None:
 
 def _unavailable(error: BaseException) -> str:
     """The first line of what the database said."""
-    cause = getattr(error, "orig", None) or error
-    lines = str(cause).strip().splitlines()
-    return f"{type(cause).__name__}: {lines[0] if lines else 'no answer'}"
+    from .outages import cause_of
+
+    return ": ".join(cause_of(error))
 
 
 def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:

@@ -69,7 +69,7 @@ def database_unavailable(error: BaseException) -> bool:
     return False
 
 
-def _cause(error: BaseException) -> tuple[str, str]:
+def cause_of(error: BaseException) -> tuple[str, str]:
     """The driver's error under SQLAlchemy's: its class name and first line."""
     cause = getattr(error, "orig", None) or error
     text = str(cause).strip()
@@ -81,7 +81,7 @@ def log_unavailable(request: Request, error: BaseException) -> None:
         "database unavailable on %s %s: %s: %s",
         logged(request.method),
         logged(request.environ.get("PATH_INFO", "")),
-        *_cause(error),
+        *cause_of(error),
     )
 
 
@@ -115,7 +115,7 @@ def conflict_response(request: Request, error: BaseException) -> Response:
         logged(request.method),
         logged(request.environ.get("PATH_INFO", "")),
         "" if last else ", running it again",
-        *_cause(error),
+        *cause_of(error),
     )
     if not last:
         mark_error_retryable(error)

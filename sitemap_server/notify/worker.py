@@ -40,7 +40,7 @@ from ..models import Notification, NotificationAttempt, get_engine, get_session_
 from ..models.meta import utcnow
 from ..models.notifications import CANCELLED, FAILED, PENDING, SENT
 from ..models.site import effective_site_url, get_settings
-from ..outages import database_unavailable
+from ..outages import cause_of, database_unavailable
 from ..settings import setting_value
 from ..sitemaps.maintenance import apply_all, catch_up
 from ..sitemaps.presence import Presence
@@ -197,9 +197,7 @@ class Worker:
         # Its connection may be the one that died: hold the mark again on a new one.
         self.presence.release()
         if self.outage is None:
-            cause = getattr(error, "orig", None) or error
-            lines = str(cause).strip().splitlines()
-            self.outage = f"{type(cause).__name__}: {lines[0] if lines else ''}"
+            self.outage = ": ".join(cause_of(error))
             log.warning(
                 "worker %s: the database is unavailable (%s); trying again every %s s",
                 self.name,

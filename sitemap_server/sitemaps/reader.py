@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..models import SITE, SitemapVersion, sqlite_file
 from ..models.meta import utcnow
 from ..models.site import effective_site_url, get_settings
+from ..outages import cause_of
 from . import maintenance
 from .changes import OLDEST_WAITING
 from .presence import worker_alive
@@ -194,13 +195,10 @@ class Reader:
         try:
             work()
         except maintenance.OUTAGE as error:
-            cause = getattr(error, "orig", None) or error
-            lines = str(cause).strip().splitlines()
             log.warning(
                 "applying the change log before answering failed (%s: %s); answering with "
                 "what is stored",
-                type(cause).__name__,
-                lines[0] if lines else "",
+                *cause_of(error),
             )
             return False
         except Exception:

@@ -88,6 +88,7 @@ from .servers import (
     search_engine,
     serve_production,
     server_environment,
+    wait_until,
     worker_process,
 )
 
@@ -150,6 +151,7 @@ __all__ = [
     "sitemap_schemas",
     "testapp",
     "url_locs",
+    "wait_until",
     "worker_process",
     "wsgi_app",
     "xml_parser",

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -111,12 +111,28 @@ def running(
                 time.sleep(0.1)  # polling the starting server, bounded by the deadline
         yield base
     finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop ``process`` if it still runs: SIGTERM, then SIGKILL if it lingers."""
+    if process.poll() is None:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def wait_until(condition: Callable[[], bool], what: str, seconds: float = 120) -> None:
+    """Until ``condition()`` holds, polled every 0.1 s, failing after ``seconds``
+    (generous: a loaded machine is slow) with what was awaited."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"still waiting, after {seconds} s, for {what}")
+        time.sleep(0.1)
 
 
 @contextmanager
@@ -136,13 +152,7 @@ def worker_process(
     try:
         yield process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process)
 
 
 class SearchEngine:

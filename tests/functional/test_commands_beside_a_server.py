@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,13 @@ import pytest
 import requests
 from sqlalchemy import create_engine, text
 
-from sitemap_server.testing import PROJECT_ROOT, free_port, running, server_environment
+from sitemap_server.testing import (
+    PROJECT_ROOT,
+    free_port,
+    running,
+    server_environment,
+    wait_until,
+)
 from sitemap_server.testing.servers import PSERVE
 
 pytestmark = pytest.mark.slow
@@ -105,10 +110,7 @@ def test_an_import_beside_a_running_server_leaves_the_changes_to_its_worker(
     assert "Traceback" not in finished.stderr
     assert "a worker is running: it brings the sitemaps up to date" in finished.stderr
 
-    deadline = time.monotonic() + WAIT_SECONDS
-    while waiting_changes(database_url):
-        assert time.monotonic() < deadline, "the server's worker did not apply the import"
-        time.sleep(0.2)  # polling, bounded by the deadline
+    wait_until(lambda: not waiting_changes(database_url), "the server's worker to apply it")
     index = requests.get(f"{base}/post-sitemap.xml", timeout=30)
     assert index.status_code == 200
     assert index.text.count("<loc>") >= 1000
