@@ -8,9 +8,11 @@ PLUGINS := $(wildcard plugins/*/pyproject.toml)
 PLUGIN_DIRS := $(patsubst %/pyproject.toml,%,$(PLUGINS))
 PLUGIN_TESTS := $(wildcard plugins/*/tests)
 # Every core at work (at most 4: each worker has its own database and servers); a test
-# file stays on one worker, so the servers and venvs a module builds are built once. The
-# slowest tests are named at the end of each stage: where a slow machine's time goes.
-PYTEST := $(BIN)/pytest -n auto --maxprocesses 4 --dist loadfile --durations=15
+# file stays on one worker, so the servers and venvs a module builds are built once. Files
+# are handed out longest first (tests/conftest.py orders them). The slowest tests are
+# named at the end of each stage: where a slow machine's time goes.
+PYTEST := $(BIN)/pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder \
+	--durations=15
 # schemathesis's fuzzing passes under pytest-xdist without sending a request: it runs alone.
 FUZZ := tests/functional/test_api_fuzz.py
 

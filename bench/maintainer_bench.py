@@ -6,8 +6,10 @@
 Generates a site with bulk SQL (``sitemap_bench.generate``) and builds its sitemaps, then
 records changes as a PATCH would (each post with its author and terms) and times
 ``maintenance.apply_pending`` for ``--sizes`` of them (1, 5, 25, and 500: what a
-sitemap request applies at most when changes waited too long), several times each; ``--profile``
-prints where one pass of 5 spends its time.
+sitemap request applies at most when changes waited too long), several times each: wall
+time, CPU time (this process, and on PostgreSQL its backend too, from ``/proc``) and SQL
+statements per pass. ``--profile`` prints where one pass of 5 spends its time;
+``--statements`` prints the statements of one pass of 1.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from common import drop_all_tables
 from sitemap_bench import cli, generate
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.orm import Session, sessionmaker
-from write_bench import write_ini
+from write_bench import cpu_seconds, write_ini
 
 from sitemap_server.context import AppContext
 from sitemap_server.models import get_engine, get_session_factory
@@ -56,11 +59,37 @@ def record(sessions: sessionmaker[Session], rng: random.Random, posts: int, coun
             log(session, ContentChanges(posts={post}, authors={author}, terms=terms))
 
 
-def apply(sessions: sessionmaker[Session]) -> float:
-    started = time.perf_counter()
+class Statements:
+    """The SQL statements the engine sends, counted (and kept while ``keep``, each with
+    the wall time it took to execute)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.count = 0
+        self.keep = False
+        self.kept: list[str] = []
+        self.started = 0.0
+        event.listen(engine, "before_cursor_execute", self._before)
+        event.listen(engine, "after_cursor_execute", self._after)
+
+    def _before(self, *_: Any) -> None:
+        self.count += 1
+        self.started = time.perf_counter()
+
+    def _after(self, _conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if self.keep:
+            took = (time.perf_counter() - self.started) * 1000
+            self.kept.append(f"{took:6.2f} ms  " + " ".join(statement.split())[:150])
+
+
+def apply(sessions: sessionmaker[Session], backend: list[int]) -> tuple[float, float]:
+    """One pass: its wall time and its CPU time (this process and the database backend)."""
+    started, cpu = time.perf_counter(), time.process_time() + cpu_seconds(backend)
     with sessions.begin() as session:
+        if not backend and session.get_bind().dialect.name == "postgresql":
+            backend.append(session.scalar(text("SELECT pg_backend_pid()")))
+            cpu += cpu_seconds(backend)
         maintenance.apply_pending(session)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() + cpu_seconds(backend) - cpu
 
 
 def main() -> None:
@@ -71,6 +100,7 @@ def main() -> None:
     parser.add_argument("--per-page", type=int, default=1000, help="entries per sitemap page")
     parser.add_argument("--sizes", default="1,5,25,500", help="changed posts per pass")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--statements", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.db == "postgresql":
@@ -93,21 +123,36 @@ def main() -> None:
         )
         engine = get_engine(settings)
         sessions = get_session_factory(engine, AppContext.from_settings(settings))
+        statements = Statements(engine)
+        backend: list[int] = []
         rng = random.Random(1)
+        apply(sessions, backend)  # the first pass loads templates and warms caches
         for count in (int(size) for size in args.sizes.split(",")):
-            times = []
+            times, cpus, sent = [], [], []
             for _ in range(args.repeat):
                 record(sessions, rng, args.posts, count)
-                times.append(apply(sessions))
+                before = statements.count
+                wall, cpu = apply(sessions, backend)
+                times.append(wall)
+                cpus.append(cpu)
+                sent.append(statements.count - before)
             print(
                 f"{args.db} {args.posts} posts: a pass applying {count:4} changed posts: "
-                f"median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms"
+                f"median {statistics.median(times) * 1000:.1f} ms "
+                f"(max {max(times) * 1000:.1f}), CPU {statistics.median(cpus) * 1000:.1f} ms, "
+                f"{statistics.median(sent):.0f} statements"
             )
+        if args.statements:
+            record(sessions, rng, args.posts, 1)
+            statements.keep = True
+            apply(sessions, backend)
+            statements.keep = False
+            print("\n".join(statements.kept))
         if args.profile:
             record(sessions, rng, args.posts, 5)
             profile = cProfile.Profile()
             profile.enable()
-            apply(sessions)
+            apply(sessions, backend)
             profile.disable()
             pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
         engine.dispose()

@@ -38,7 +38,7 @@ from sitemap_server.testing import (
     server_environment,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 DISTRIBUTIONS = {
     "sitemap_server": PROJECT_ROOT,

@@ -33,6 +33,8 @@ from sitemap_server.testing.hostile import (
     hostile_urls,
 )
 
+pytestmark = pytest.mark.long  # a minute on PostgreSQL: handed out first
+
 
 class Attack:
     """Sends hostile posts through the admin API and checks every document and page."""

@@ -4,6 +4,9 @@ file of their own so that a second test worker runs them beside ``test_model.py`
 import pytest
 from model import SHARDS, run_shard
 
+# Minutes on a slow machine: handed to a worker first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 
 @pytest.mark.parametrize("shard", range(2, SHARDS))
 def test_after_any_writes_the_sitemaps_equal_a_rebuild_and_the_reference(
