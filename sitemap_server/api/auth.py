@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyramid.request import Request
+from pyramid.request import Request, RequestLocalCache
 from pyramid.security import Allowed, Denied
 
 from ..models import ApiToken
@@ -14,9 +14,16 @@ ADMIN = "admin"
 
 
 class BearerTokenSecurityPolicy:
-    """``Authorization: Bearer <token>``; a stored token grants the one permission there is."""
+    """``Authorization: Bearer <token>``; a stored token grants the one permission there is.
+    The token is looked up once a request (Pyramid asks for the identity more than once)."""
+
+    def __init__(self) -> None:
+        self.identity_cache = RequestLocalCache(self._load_identity)
 
     def identity(self, request: Request) -> ApiToken | None:
+        return self.identity_cache.get_or_create(request)
+
+    def _load_identity(self, request: Request) -> ApiToken | None:
         authorization = request.authorization
         if authorization is None or authorization.authtype.lower() != "bearer":
             return None

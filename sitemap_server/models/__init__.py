@@ -171,7 +171,22 @@ def get_session_factory(engine: Engine, context: AppContext | None = None) -> se
     """Sessions that carry ``context`` (plugins, site URL, limits: ``context.py``);
     without one, sessions that can read and write rows but not run the write path."""
     info: dict[str, Any] = {} if context is None else {CONTEXT_KEY: context}
-    return sessionmaker(bind=engine, info=info)
+    factory = sessionmaker(bind=engine, info=info)
+    event.listen(factory, "loaded_as_persistent", _hold_site_wide)
+    return factory
+
+
+# Rows that a request or a maintainer pass reads again and again (the settings, the post
+# types and taxonomies): held for the session's life. The identity map holds objects
+# weakly, so one no longer referenced was dropped and read again from the database (a
+# PATCH read the settings and its post type twice each). Held, they are still expired at
+# commit like any other.
+SITE_WIDE = (SiteSettings, PostType, Taxonomy)
+
+
+def _hold_site_wide(session: Session, instance: Any) -> None:
+    if isinstance(instance, SITE_WIDE):
+        session.info.setdefault("held", set()).add(instance)
 
 
 def get_tm_session(

@@ -40,9 +40,14 @@ class TaxonomyProvider(Provider):
         self.name = taxonomy.name
         self.hierarchical = taxonomy.hierarchical
 
-    def _parents(self, session: Session) -> dict[int, int | None]:
-        rows = session.execute(select(Term.id, Term.parent_id).where(Term.taxonomy == self.name))
-        return {row.id: row.parent_id for row in rows}
+    def _parents(self, ctx: BuildContext) -> dict[int, int | None]:
+        """Each term's parent, read once a refresh (the keys a change reaches, then the
+        entries, ask for it)."""
+        key = ("parents", self.name)
+        if key not in ctx.memo:
+            query = select(Term.id, Term.parent_id).where(Term.taxonomy == self.name)
+            ctx.memo[key] = {row.id: row.parent_id for row in ctx.session.execute(query)}
+        return ctx.memo[key]
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         keys = self._affected_terms(ctx, changes)
@@ -56,7 +61,7 @@ class TaxonomyProvider(Provider):
         if not keys or not self.hierarchical:
             return keys
         # A term's date depends on its descendants, and its URL on its ancestors.
-        parents = self._parents(ctx.session)
+        parents = self._parents(ctx)
         for term in list(keys):
             node, seen = parents.get(term), {term}
             while node is not None and node not in seen:
@@ -102,7 +107,7 @@ class TaxonomyProvider(Provider):
 
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
         session = ctx.session
-        parents = self._parents(session) if self.hierarchical else {}
+        parents = self._parents(ctx) if self.hierarchical else {}
         children: dict[int | None, list[int]] = {}
         for term_id, parent in parents.items():
             children.setdefault(parent, []).append(term_id)

@@ -325,9 +325,12 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     _check_references(lookups, data)
     # What the post was linked to before counts as changed too (author and term dates,
     # the translations that named it).
+    translations = (
+        set() if post.translation_group is None else group_members(session, Post.type, {post.id})
+    )
     record(
         session,
-        posts=group_members(session, Post.type, {post.id}) | {post.id},
+        posts=translations | {post.id},
         authors={post.author_id},
         terms={t.id for t in post.terms},
     )

@@ -518,16 +518,22 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         rows = session.execute(select(*columns).where(where_provider, table.c.key.in_(batch)))
         before.update({(r.key, r.part): tuple(r)[2:] for r in rows})
     content_keys = {k for k in keys if k != 0}
-    fresh = list(_stored_form(ctx, provider, provider.entries(ctx, content_keys)))
-    special: list[Entry] = []
+    # Rendered before they are compared: an entry that cannot be rendered is not stored.
+    fresh = _rendered(
+        ctx, provider, _stored_form(ctx, provider, provider.entries(ctx, content_keys))
+    )
+    special: list[tuple[Entry, dict[str, Any]]] = []
     if 0 in keys:
         # The home page and archive are dated from the stored entries (``special_entries``
         # reads them), so the fresh ones must be stored before those are computed.
         _replace(ctx, provider, content_keys, fresh)
-        special = list(_stored_form(ctx, provider, provider.special_entries(ctx)))
+        special = _rendered(
+            ctx, provider, _stored_form(ctx, provider, provider.special_entries(ctx))
+        )
     candidates = fresh + special
     after = {
-        (e.key, e.part): (e.path, e.lastmod, e.images, e.extra, e.alternates) for e in candidates
+        (e.key, e.part): (e.path, e.lastmod, e.images, e.extra, e.alternates)
+        for e, _row in candidates
     }
     if after == before:
         return  # nothing a crawler would see has changed: no new version
@@ -538,7 +544,11 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     else:
         _replace(ctx, provider, keys, candidates)
     kept = set(before) & set(after)
-    dated = {key for key, part in kept if after[key, part][1] != before[key, part][1]}
+    dated = [
+        (key, before[key, part][1], after[key, part][1])
+        for key, part in kept
+        if after[key, part][1] != before[key, part][1]
+    ]
     recut_from: int | None = None
     membership = set(before) ^ set(after)
     if membership:
@@ -552,7 +562,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         recut_pages(ctx, provider.name, from_key=recut_from)
         # The pages before the recut keep their entries, not always their dates: a new
         # newest post dates the home page (key 0), on page 1, too.
-        dated = {key for key in dated if key < recut_from}
+        dated = [change for change in dated if change[0] < recut_from]
     refresh_page_dates(ctx, provider.name, dated)
 
 
@@ -591,32 +601,44 @@ def _sized(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return path, images, extra, alternates
 
 
-def _replace(ctx: BuildContext, provider: Provider, keys: set[int], entries: list[Entry]) -> None:
-    """Store ``entries`` in place of the provider's stored entries for ``keys``."""
+def _replace(
+    ctx: BuildContext,
+    provider: Provider,
+    keys: set[int],
+    rendered: list[tuple[Entry, dict[str, Any]]],
+) -> None:
+    """Store the ``rendered`` entries in place of the provider's stored ones for ``keys``."""
     for batch in chunks(sorted(keys)):
         ctx.session.execute(
             delete(SitemapEntry).where(
                 SitemapEntry.provider == provider.name, SitemapEntry.key.in_(batch)
             )
         )
-    _insert(ctx, provider, entries)
+    for rows in chunks(row for _entry, row in rendered):
+        ctx.session.execute(insert(SitemapEntry), rows)
 
 
 def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> None:
     """Store ``entries``, each with its rendered fragment and the bytes it takes."""
-    renderer = EntryRenderer(provider, ctx.site_url, ctx.zone)
-    for batch in chunks(_rendered_rows(ctx, provider, renderer, entries)):
+    for batch in chunks(row for _entry, row in _rendered_rows(ctx, provider, entries)):
         ctx.session.execute(insert(SitemapEntry), batch)
 
 
+def _rendered(
+    ctx: BuildContext, provider: Provider, entries: Iterable[Entry]
+) -> list[tuple[Entry, dict[str, Any]]]:
+    return list(_rendered_rows(ctx, provider, entries))
+
+
 def _rendered_rows(
-    ctx: BuildContext, provider: Provider, renderer: EntryRenderer, entries: Iterable[Entry]
-) -> Iterator[dict[str, Any]]:
-    """The rows of ``entries``, each with its fragment; an entry that cannot be rendered
-    (its template raised) is left out, logged."""
+    ctx: BuildContext, provider: Provider, entries: Iterable[Entry]
+) -> Iterator[tuple[Entry, dict[str, Any]]]:
+    """Each of ``entries`` with its row, fragment included; an entry that cannot be
+    rendered (its template raised) is left out, logged."""
+    renderer = EntryRenderer(provider, ctx.site_url, ctx.zone)
     for entry in entries:
         try:
-            yield entry.row(provider.name, *renderer.render(entry))
+            yield entry, entry.row(provider.name, *renderer.render(entry))
         except OUTAGE:
             raise
         except Exception as error:

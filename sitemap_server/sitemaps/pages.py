@@ -10,13 +10,15 @@ concerned (``refresh_page_dates``). Either way it renders the page's entry in th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, tuple_
+from sqlalchemy import and_, delete, func, insert, or_, select, tuple_
 from sqlalchemy.orm import Session
 
 from ..models import SitemapEntry, SitemapPage
-from .providers import BuildContext
+from .providers import BuildContext, chunks
 from .rendering import index_fragment
 
 
@@ -67,7 +69,11 @@ def _position(key: int, part: int) -> Any:
 
 
 def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
-    """Cut the provider's entries into pages again, from the page holding ``from_key``."""
+    """Cut the provider's entries into pages again, from the page holding ``from_key``.
+
+    One query per page reads the next ``entries_per_page`` entries' positions, dates and
+    sizes; the page ends there, or earlier at the last entry that fits the byte limit
+    (at least one entry a page). The pages are stored in one statement."""
     session = ctx.session
     per_page = ctx.settings.entries_per_page
     start_page = 1
@@ -82,7 +88,7 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
                 select(func.max(SitemapPage.page)).where(SitemapPage.provider == provider)
             )
         start_page = holding or 1
-    cursor = (-1, 0)
+    cursor: tuple[int, int] | None = None
     if start_page > 1:
         previous = session.get(SitemapPage, (provider, start_page - 1))
         assert previous is not None
@@ -90,95 +96,81 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
     session.execute(
         delete(SitemapPage).where(SitemapPage.provider == provider, SitemapPage.page >= start_page)
     )
-    in_provider = SitemapEntry.provider == provider
-    ordered = (SitemapEntry.key, SitemapEntry.part)
+    query = (
+        select(SitemapEntry.key, SitemapEntry.part, SitemapEntry.lastmod, SitemapEntry.size)
+        .where(SitemapEntry.provider == provider)
+        .order_by(SitemapEntry.key, SitemapEntry.part)
+        .limit(per_page)
+    )
+    pages: list[dict[str, Any]] = []
     page = start_page
     while True:
-        after_cursor = _position(*cursor)
-        first = session.execute(
-            select(*ordered).where(in_provider, after_cursor).order_by(*ordered).limit(1)
-        ).first()
-        if first is None:
-            return
-        last = session.execute(
-            select(*ordered)
-            .where(in_provider, after_cursor)
-            .order_by(*ordered)
-            .limit(1)
-            .offset(per_page - 1)
-        ).first()
-        if last is None:
-            last = session.execute(
-                select(*ordered)
-                .where(in_provider)
-                .order_by(SitemapEntry.key.desc(), SitemapEntry.part.desc())
-                .limit(1)
-            ).first()
-        assert last is not None
-        count, newest, size = session.execute(
-            select(func.count(), func.max(SitemapEntry.lastmod), func.sum(SitemapEntry.size)).where(
-                in_provider, after_cursor, ~_position(last.key, last.part)
-            )
-        ).one()
-        if size > ctx.page_bytes:
-            last = _last_that_fits(session, provider, cursor, last, ctx.page_bytes) or first
-            count, newest = session.execute(
-                select(func.count(), func.max(SitemapEntry.lastmod)).where(
-                    in_provider, after_cursor, ~_position(last.key, last.part)
-                )
-            ).one()
-        session.add(
-            SitemapPage(
-                provider=provider,
-                page=page,
-                first_key=first.key,
-                first_part=first.part,
-                last_key=last.key,
-                last_part=last.part,
-                entries=count,
-                lastmod=newest,
-                xml=index_fragment(provider, page, newest, ctx.zone),
-            )
+        after = query if cursor is None else query.where(_position(*cursor))
+        rows = _fitting(session.execute(after).all(), ctx.page_bytes)
+        if not rows:
+            break
+        dates = [row.lastmod for row in rows if row.lastmod is not None]
+        newest = max(dates) if dates else None
+        first, last = rows[0], rows[-1]
+        pages.append(
+            {
+                "provider": provider,
+                "page": page,
+                "first_key": first.key,
+                "first_part": first.part,
+                "last_key": last.key,
+                "last_part": last.part,
+                "entries": len(rows),
+                "lastmod": newest,
+                "xml": index_fragment(provider, page, newest, ctx.zone),
+            }
         )
-        session.flush()
         cursor = (last.key, last.part)
         page += 1
+    for batch in chunks(pages):
+        session.execute(insert(SitemapPage), batch)
 
 
-def _last_that_fits(
-    session: Session, provider: str, cursor: tuple[int, int], last: Any, budget: int
-) -> Any:
-    """The last entry after ``cursor`` (up to ``last``) whose running size fits ``budget``."""
-    ordered = (SitemapEntry.key, SitemapEntry.part)
-    running = (
-        select(*ordered, func.sum(SitemapEntry.size).over(order_by=ordered).label("running"))
-        .where(
-            SitemapEntry.provider == provider,
-            _position(*cursor),
-            ~_position(last.key, last.part),
-        )
-        .subquery()
-    )
-    return session.execute(
-        select(running.c.key, running.c.part)
-        .where(running.c.running <= budget)
-        .order_by(running.c.key.desc(), running.c.part.desc())
-        .limit(1)
-    ).first()
+def _fitting(rows: Sequence[Any], budget: int) -> Sequence[Any]:
+    """The first of ``rows`` whose sizes add up to at most ``budget``, at least one."""
+    total = 0
+    for count, row in enumerate(rows):
+        total += row.size
+        if total > budget:
+            return rows[: max(count, 1)]
+    return rows
 
 
-def refresh_page_dates(ctx: BuildContext, provider: str, keys: set[int]) -> None:
-    """Recompute the newest ``lastmod`` of the pages holding ``keys``."""
-    if not keys:
+def refresh_page_dates(
+    ctx: BuildContext, provider: str, dated: list[tuple[int, datetime | None, datetime | None]]
+) -> None:
+    """Date again the pages holding the entries in ``dated`` (key, old date, new date).
+
+    A page's date is its newest entry's. If a new date is at least the page's, it is the
+    page's new date; if none of the entries held the page's date, the date stays; only
+    an entry that held it and became older makes the page's newest entry a question for
+    the database. An edit dates its post now, so most pages need no query."""
+    if not dated:
         return
-    if len(keys) > 200:  # many scattered dates: cheaper to recut than to look up each
-        recut_pages(ctx, provider, from_key=min(keys))
+    if len(dated) > 200:  # many scattered dates: cheaper to recut than to look up each
+        recut_pages(ctx, provider, from_key=min(key for key, _, _ in dated))
         return
     session = ctx.session
-    for page in _pages_holding(session, provider, keys):
-        page.lastmod = session.scalar(
-            select(func.max(SitemapEntry.lastmod)).where(
-                SitemapEntry.provider == provider, *_within(page)
+    for page in _pages_holding(session, provider, {key for key, _, _ in dated}):
+        within = [(old, new) for key, old, new in dated if page.first_key <= key <= page.last_key]
+        newest = max((new for _, new in within if new is not None), default=None)
+        if newest is not None and (page.lastmod is None or newest >= page.lastmod):
+            lastmod = newest
+        elif all(
+            old is None or (page.lastmod is not None and old < page.lastmod) for old, _ in within
+        ):
+            continue  # the entry that dates the page is not among them
+        else:
+            lastmod = session.scalar(
+                select(func.max(SitemapEntry.lastmod)).where(
+                    SitemapEntry.provider == provider, *_within(page)
+                )
             )
-        )
-        page.xml = index_fragment(provider, page.page, page.lastmod, ctx.zone)
+        if lastmod != page.lastmod:
+            page.lastmod = lastmod
+            page.xml = index_fragment(provider, page.page, lastmod, ctx.zone)

@@ -43,6 +43,9 @@ class BuildContext:
     # What could not be computed in this refresh (an entry, a sitemap), in words: the
     # maintainer leaves it as stored, logs it, and ``check`` reports it.
     failures: list[str] = field(default_factory=list)
+    # What a provider read once in this refresh and needs again (nothing writes content
+    # while a refresh runs): keyed by whatever names it, the provider's name in it.
+    memo: dict[Any, Any] = field(default_factory=dict)
 
 
 class Provider:
