@@ -208,6 +208,7 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
             gone = table.provider.not_in([*names, SITE])
             session.execute(delete(table).where(gone))
+    work: list[tuple[Provider, set[int] | None]] = []
     for provider in providers:
         # A provider the database has no version of was never built here (a plugin just
         # installed, or enabled again after a rebuild without it): build all of it.
@@ -232,10 +233,41 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
                 )
                 keys = None
         if keys is None or keys:
-            contained_update(ctx, provider, keys, stored)
-            if bulk:  # later providers join the entries just stored
-                update_planner_statistics(session, SitemapEntry.__tablename__)
+            work.append((provider, keys))
+    update_all(ctx, work, stored, bulk)
     return ctx.failures
+
+
+def update_all(
+    ctx: BuildContext,
+    work: list[tuple[Provider, set[int] | None]],
+    stored: dict[str, datetime | None],
+    bulk: bool = False,
+) -> None:
+    """``update_provider`` for each (provider, keys) of ``work``, in order, all in one
+    savepoint; if one fails, that is undone and each is done again in a savepoint of its
+    own (``contained_update``). A failure is rare, and a savepoint a provider costs two
+    statements: on PostgreSQL two round trips each."""
+    failures = len(ctx.failures)
+    dues = dict(stored)
+    try:
+        with ctx.session.begin_nested():
+            for provider, keys in work:
+                update_provider(ctx, provider, keys, stored)
+                if bulk:  # later providers join the entries just stored
+                    update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
+        return
+    except OUTAGE:
+        raise
+    except Exception:
+        # Undone: what was reported and stored meanwhile is found again, one by one.
+        del ctx.failures[failures:]
+        stored.clear()
+        stored.update(dues)
+    for provider, keys in work:
+        contained_update(ctx, provider, keys, stored)
+        if bulk:
+            update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
 
 
 def contained_update(
@@ -275,8 +307,19 @@ def _failed(
     """Log and keep a failure to compute ``what``. The traceback goes to the log: it is a
     provider's or a plugin's bug, and names the line."""
     message = f"{what} could not be computed and {outcome}: {_described(error)}"
-    log.error("%s", message, exc_info=error)
     ctx.failures.append(message)
+    if _first_time(ctx, message):
+        log.error("%s", message, exc_info=error)
+
+
+def _first_time(ctx: BuildContext, message: str) -> bool:
+    """Whether ``message`` is new to this refresh's log: a failure undoes the pass's
+    savepoint and the providers are done again (``update_all``), finding the same."""
+    logged: set[str] = ctx.memo.setdefault("logged", set())
+    if message in logged:
+        return False
+    logged.add(message)
+    return True
 
 
 def _described(error: BaseException) -> str:
@@ -363,8 +406,7 @@ def catch_up(session: Session, wait: bool = True) -> bool:
     if not due and not missing:
         return bool(applied)
     ctx = build_context(session, plugins, providers)
-    for provider in missing:
-        contained_update(ctx, provider, None, stored)
+    update_all(ctx, [(provider, None) for provider in missing], stored)
     refresh(session, ContentChanges())  # it brings in what is due
     # Whatever ``refresh`` did not look at is still due at a time that has passed.
     for provider in providers:
@@ -411,18 +453,17 @@ def _stored_form(
             safe, problems = None, [f"its key {entry.key} or part {entry.part} cannot be stored"]
         if problems:
             what = "left out" if safe is None else "listed without what follows"
-            log.warning(
-                "%s in the %s sitemap %s: %s",
-                _subject(provider, entry),
-                provider.name,
-                what,
-                "; ".join(problems[:MAX_LOGGED_PROBLEMS])
+            message = (
+                f"{_subject(provider, entry)} in the {provider.name} sitemap {what}: "
+                + "; ".join(problems[:MAX_LOGGED_PROBLEMS])
                 + (
                     f"; and {len(problems) - MAX_LOGGED_PROBLEMS} more"
                     if len(problems) > MAX_LOGGED_PROBLEMS
                     else ""
-                ),
+                )
             )
+            if _first_time(ctx, message):
+                log.warning("%s", message)
         if safe is not None:
             yield safe
 
