@@ -229,12 +229,16 @@ def newest_lastmod(ctx: BuildContext, provider: str) -> datetime | None:
 
 
 def _types(ctx: BuildContext, ids: set[int]) -> dict[int, str]:
-    """The type of each of the posts ``ids`` that still exists."""
-    found: dict[int, str] = {}
-    for batch in chunks(sorted(ids)):
-        rows = ctx.session.execute(select(Post.id, Post.type).where(Post.id.in_(batch)))
-        found.update({row.id: row.type for row in rows})
-    return found
+    """The type of each of the posts ``ids`` that still exists (read once a refresh:
+    every post type's provider asks)."""
+    key = ("post types of", frozenset(ids))
+    if key not in ctx.memo:
+        found: dict[int, str] = {}
+        for batch in chunks(sorted(ids)):
+            rows = ctx.session.execute(select(Post.id, Post.type).where(Post.id.in_(batch)))
+            found.update({row.id: row.type for row in rows})
+        ctx.memo[key] = found
+    return ctx.memo[key]
 
 
 def _touched(

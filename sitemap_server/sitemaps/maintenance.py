@@ -79,6 +79,8 @@ PART_RANGE = range(1, 2**31)
 # reported by ``check``, and everything else is applied.
 OUTAGE = (OperationalError, InterfaceError, SATimeoutError)
 LEFT_OUT = "is left out"
+# ``BuildContext.memo``: the providers refreshed with a change a crawler would see.
+CHANGED = "changed"
 WHOLE = "the whole sitemap is refreshed"
 
 
@@ -256,11 +258,13 @@ def update_all(
                 update_provider(ctx, provider, keys, stored)
                 if bulk:  # later providers join the entries just stored
                     update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
+            _bump_changed(ctx)
         return
     except OUTAGE:
         raise
     except Exception:
         # Undone: what was reported and stored meanwhile is found again, one by one.
+        ctx.memo.pop(CHANGED, None)
         del ctx.failures[failures:]
         stored.clear()
         stored.update(dues)
@@ -284,9 +288,11 @@ def contained_update(
     try:
         with ctx.session.begin_nested():
             update_provider(ctx, provider, keys, stored)
+            _bump_changed(ctx)
     except OUTAGE:
         raise
     except Exception as error:
+        ctx.memo.pop(CHANGED, None)
         if keys is None or len(keys) == 1:
             what = (
                 f"the {provider.name} sitemap"
@@ -299,6 +305,16 @@ def contained_update(
         half = len(ordered) // 2
         contained_update(ctx, provider, set(ordered[:half]), stored)
         contained_update(ctx, provider, set(ordered[half:]), stored)
+
+
+def _changed(ctx: BuildContext, provider: Provider) -> None:
+    """``provider`` has a new version: bumped with the others, in one statement, when
+    the savepoint it was refreshed in is done (``_bump_changed``)."""
+    ctx.memo.setdefault(CHANGED, set()).add(provider.name)
+
+
+def _bump_changed(ctx: BuildContext) -> None:
+    bump(ctx.session, *ctx.memo.pop(CHANGED, ()))
 
 
 def _failed(
@@ -538,7 +554,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         table.c.alternates,
     )
     if keys is None:
-        bump(session, provider.name)
+        _changed(ctx, provider)
         # Small sitemaps are compared, so search engines hear of exactly what changed.
         query = select(*columns).where(where_provider).limit(COMPARED_REBUILD + 1)
         old = {(r.key, r.part): tuple(r)[2:] for r in session.execute(query)}
@@ -578,7 +594,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     }
     if after == before:
         return  # nothing a crawler would see has changed: no new version
-    bump(session, provider.name)
+    _changed(ctx, provider)
     _announce(ctx, provider, _url_changes(ctx, before, after))
     if 0 in keys:
         _replace(ctx, provider, {0}, special)

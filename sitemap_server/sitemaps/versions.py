@@ -49,10 +49,15 @@ def set_rendered(session: Session, provider: str, rendered_with: str) -> None:
     )
 
 
-def bump(session: Session, provider: str) -> None:
-    """One more change for ``provider``; locks its row until commit on PostgreSQL."""
+def bump(session: Session, *providers: str) -> None:
+    """One more change for each of ``providers``, in one statement; locks their rows
+    until commit on PostgreSQL."""
+    if not providers:
+        return
     now: datetime = utcnow()
-    statement = _upsert(session).values(provider=provider, version=1, changed_at=now)
+    statement = _upsert(session).values(
+        [{"provider": name, "version": 1, "changed_at": now} for name in sorted(set(providers))]
+    )
     statement = statement.on_conflict_do_update(
         index_elements=[SitemapVersion.provider],
         set_={"version": SitemapVersion.version + 1, "changed_at": now},
