@@ -470,7 +470,9 @@ def test_coalesce_never_makes_a_batch_over_10000_urls(notify_app, clean_database
         sizes = [m.url_count for m in made if m.channel == "indexnow"]
         assert sizes == [10_000, 10_000, 5_000]
         stored = session.scalars(
-            select(Notification.payload).where(Notification.channel == "indexnow")
+            select(Notification.payload)
+            .where(Notification.channel == "indexnow")
+            .order_by(Notification.id)
         ).all()
         assert [len(payload["urlList"]) for payload in stored] == sizes
         assert session.scalars(select(Notification.changes)).all() == [25_000] * len(made)
