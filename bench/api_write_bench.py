@@ -1,0 +1,75 @@
+"""A PATCH in-process: the statements it sends and the CPU time it costs the API.
+
+    .venv/bin/python bench/api_write_bench.py                                   # SQLite
+    scripts/with-postgres .venv/bin/python bench/api_write_bench.py --db postgresql
+
+Generates a site with bulk SQL (``sitemap_bench.generate``), then sends ``--patches``
+PATCHes of post titles through WebTest (no HTTP server, no worker: the API's own cost,
+the maintainer's is ``maintainer_bench.py``'s) and prints the statements of one and the
+CPU time per PATCH of this process (on PostgreSQL the backend's is not included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import empty_database, migrate
+from sitemap_bench import cli, generate
+from sqlalchemy import event
+from webtest import TestApp
+
+from sitemap_server import main as make_app
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--posts", type=int, default=10_000)
+    parser.add_argument("--patches", type=int, default=300)
+    parser.add_argument("--runs", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        url = empty_database(args.db, Path(tmp))
+        ini = migrate(url, Path(tmp))
+        generate(url, args.posts, 1000)
+        cli(ini, "rebuild-sitemaps")
+        token = cli(ini, "token", "create", "bench").strip()
+        app = make_app(
+            {},
+            **{
+                "sqlalchemy.url": url,
+                "sitemap_server.site_url": "http://bench.test",
+                "sitemap_server.load_entrypoints": "false",
+                "sitemap_server.max_staleness": "3600",  # no request applies the log
+            },
+        )
+        sent: list[str] = []
+
+        def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            sent.append(" ".join(statement.split())[:150])
+
+        event.listen(app.registry["dbengine"], "before_cursor_execute", seen)
+        client = TestApp(app, extra_environ={"HTTP_AUTHORIZATION": f"Bearer {token}"})
+        for n in range(10):  # templates, caches, prepared statements
+            client.patch_json(f"/api/posts/{n + 1}", {"title": f"Warm {n}"})
+        sent.clear()
+        client.patch_json("/api/posts/20", {"title": "Counted"})
+        print(f"{args.db}: a PATCH sends {len(sent)} statements:")
+        print("\n".join(f"  {statement}" for statement in sent))
+        for run in range(1, args.runs + 1):
+            started = time.process_time()
+            for n in range(args.patches):
+                post = 100 + (run * args.patches + n) % (args.posts - 100)
+                client.patch_json(f"/api/posts/{post}", {"title": f"Run {run} {n}"})
+            spent = (time.process_time() - started) * 1000 / args.patches
+            print(f"run {run}: {spent:.2f} ms CPU per PATCH (this process)")
+        app.registry["dbengine"].dispose()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
