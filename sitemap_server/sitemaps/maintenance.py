@@ -79,8 +79,10 @@ PART_RANGE = range(1, 2**31)
 # reported by ``check``, and everything else is applied.
 OUTAGE = (OperationalError, InterfaceError, SATimeoutError)
 LEFT_OUT = "is left out"
-# ``BuildContext.memo``: the providers refreshed with a change a crawler would see.
+# ``BuildContext.memo``: the providers refreshed with a change a crawler would see, and
+# the failures and warnings already logged in this refresh.
 CHANGED = "changed"
+LOGGED = "logged"
 WHOLE = "the whole sitemap is refreshed"
 
 
@@ -331,7 +333,7 @@ def _failed(
 def _first_time(ctx: BuildContext, message: str) -> bool:
     """Whether ``message`` is new to this refresh's log: a failure undoes the pass's
     savepoint and the providers are done again (``update_all``), finding the same."""
-    logged: set[str] = ctx.memo.setdefault("logged", set())
+    logged: set[str] = ctx.memo.setdefault(LOGGED, set())
     if message in logged:
         return False
     logged.add(message)
