@@ -16,11 +16,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from common import empty_database, migrate
+from common import Statements, empty_database, migrate
 from sitemap_bench import cli, generate
-from sqlalchemy import event
 from webtest import TestApp
 
 from sitemap_server import main as make_app
@@ -48,19 +46,15 @@ def main() -> None:
                 "sitemap_server.max_staleness": "3600",  # no request applies the log
             },
         )
-        sent: list[str] = []
-
-        def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-            sent.append(" ".join(statement.split())[:150])
-
-        event.listen(app.registry["dbengine"], "before_cursor_execute", seen)
+        statements = Statements(app.registry["dbengine"])
         client = TestApp(app, extra_environ={"HTTP_AUTHORIZATION": f"Bearer {token}"})
         for n in range(10):  # templates, caches, prepared statements
             client.patch_json(f"/api/posts/{n + 1}", {"title": f"Warm {n}"})
-        sent.clear()
+        statements.keep = True
         client.patch_json("/api/posts/20", {"title": "Counted"})
-        print(f"{args.db}: a PATCH sends {len(sent)} statements:")
-        print("\n".join(f"  {statement}" for statement in sent))
+        statements.keep = False
+        print(f"{args.db}: a PATCH sends {len(statements.kept)} statements:")
+        print("\n".join(f"  {statement}" for statement in statements.kept))
         for run in range(1, args.runs + 1):
             started = time.process_time()
             for n in range(args.patches):

@@ -7,9 +7,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import requests
-from sqlalchemy import MetaData, create_engine
+from sqlalchemy import MetaData, create_engine, event
 
 
 def drop_all_tables(url: str) -> None:
@@ -66,3 +67,25 @@ def wait_until_up(base: str, process: subprocess.Popen[bytes] | None = None) -> 
             pass
         time.sleep(0.1)  # polling the starting server, bounded by the deadline
     raise RuntimeError(f"{base} did not answer within {STARTUP_SECONDS} s")
+
+
+class Statements:
+    """The SQL statements the engine sends, counted (and kept while ``keep``, each with
+    the wall time it took to execute)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.count = 0
+        self.keep = False
+        self.kept: list[str] = []
+        self.started = 0.0
+        event.listen(engine, "before_cursor_execute", self._before)
+        event.listen(engine, "after_cursor_execute", self._after)
+
+    def _before(self, *_: Any) -> None:
+        self.count += 1
+        self.started = time.perf_counter()
+
+    def _after(self, _conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if self.keep:
+            took = (time.perf_counter() - self.started) * 1000
+            self.kept.append(f"{took:6.2f} ms  " + " ".join(statement.split())[:150])

@@ -24,11 +24,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from common import drop_all_tables
+from common import Statements, drop_all_tables
 from sitemap_bench import cli, generate
-from sqlalchemy import event, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 from write_bench import cpu_seconds, write_ini
 
@@ -57,28 +56,6 @@ def record(sessions: sessionmaker[Session], rng: random.Random, posts: int, coun
                 )
             )
             log(session, ContentChanges(posts={post}, authors={author}, terms=terms))
-
-
-class Statements:
-    """The SQL statements the engine sends, counted (and kept while ``keep``, each with
-    the wall time it took to execute)."""
-
-    def __init__(self, engine: Any) -> None:
-        self.count = 0
-        self.keep = False
-        self.kept: list[str] = []
-        self.started = 0.0
-        event.listen(engine, "before_cursor_execute", self._before)
-        event.listen(engine, "after_cursor_execute", self._after)
-
-    def _before(self, *_: Any) -> None:
-        self.count += 1
-        self.started = time.perf_counter()
-
-    def _after(self, _conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if self.keep:
-            took = (time.perf_counter() - self.started) * 1000
-            self.kept.append(f"{took:6.2f} ms  " + " ".join(statement.split())[:150])
 
 
 def apply(sessions: sessionmaker[Session], backend: list[int]) -> tuple[float, float]:
