@@ -12,6 +12,8 @@ CPU time per PATCH of this process (on PostgreSQL the backend's is not included)
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import sys
 import tempfile
 import time
@@ -30,6 +32,7 @@ def main() -> None:
     parser.add_argument("--posts", type=int, default=10_000)
     parser.add_argument("--patches", type=int, default=300)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--profile", action="store_true", help="profile the last run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         url = empty_database(args.db, Path(tmp))
@@ -55,13 +58,22 @@ def main() -> None:
         statements.keep = False
         print(f"{args.db}: a PATCH sends {len(statements.kept)} statements:")
         print("\n".join(f"  {statement}" for statement in statements.kept))
+        profile = cProfile.Profile()
         for run in range(1, args.runs + 1):
+            if args.profile and run == args.runs:
+                profile.enable()
             started = time.process_time()
             for n in range(args.patches):
                 post = 100 + (run * args.patches + n) % (args.posts - 100)
                 client.patch_json(f"/api/posts/{post}", {"title": f"Run {run} {n}"})
             spent = (time.process_time() - started) * 1000 / args.patches
+            profile.disable()
             print(f"run {run}: {spent:.2f} ms CPU per PATCH (this process)")
+        if args.profile:
+            stats = pstats.Stats(profile)
+            stats.sort_stats("tottime").print_stats(30)
+            stats.sort_stats("cumulative").print_stats(70)
+            stats.print_callees("tm_tween|_finish|commit")
         app.registry["dbengine"].dispose()
 
 

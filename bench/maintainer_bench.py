@@ -135,6 +135,7 @@ def main() -> None:
             stats = pstats.Stats(profile)
             stats.sort_stats("tottime").print_stats(25)
             stats.sort_stats("cumulative").print_stats(60)
+            stats.sort_stats("cumulative").print_stats("sitemap_server", 60)
         engine.dispose()
 
 

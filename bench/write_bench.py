@@ -254,14 +254,14 @@ def wait_until_applied(url: str) -> None:
         engine.dispose()
 
 
-def run(args: argparse.Namespace, url: str, directory: Path, number: int) -> None:
+def run(args: argparse.Namespace, url: str, directory: Path, number: int, poll: str) -> None:
     ports = [free_port() for _ in range(args.processes + args.api_processes)]
-    inis = [write_ini(directory, url, port, args.apply_poll, args.max_staleness) for port in ports]
+    inis = [write_ini(directory, url, port, poll, args.max_staleness) for port in ports]
     every = [f"http://127.0.0.1:{port}" for port in ports]
     # Crawlers read from the first ``processes``; writes go to the ``api_processes`` after
     # them if there are any (an operator's proxy routing /api to processes of its own).
     bases, api_bases = every[: args.processes], every[args.processes :] or every
-    token = cli(inis[0], "token", "create", f"bench-{number}").strip()
+    token = cli(inis[0], "token", "create", f"bench-{number}-{poll}").strip()
     engine = create_engine(url)
     with engine.connect() as conn:
         posts = list(conn.scalars(text("SELECT id FROM posts WHERE status = 'publish'")))
@@ -360,7 +360,10 @@ def main() -> None:
     parser.add_argument("--patches", type=int, default=300)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument(
-        "--apply-poll", default="auto", help="the worker's maintainer.poll_seconds (auto)"
+        "--apply-poll",
+        default="auto",
+        help="the worker's maintainer.poll_seconds (auto); several, comma-separated, are "
+        "measured in turn within each run",
     )
     parser.add_argument(
         "--max-staleness", default="1", help="the servers' sitemap_server.max_staleness (1)"
@@ -389,7 +392,10 @@ def main() -> None:
             + (f" for reads, {args.api_processes} for writes" if args.api_processes else "")
         )
         for number in range(1, args.runs + 1):
-            run(args, url, directory, number)
+            for poll in args.apply_poll.split(","):
+                if "," in args.apply_poll:
+                    print(f"maintainer.poll_seconds = {poll}")
+                run(args, url, directory, number, poll)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 import pluggy
-from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy import BindParameter, ColumnElement, and_, or_, select
 
 from ..models import Author, Post, PostStatus, PostType, Robots, SitemapEntry, Taxonomy, Term
 from ..models.content import MAX_URL_LENGTH
@@ -237,9 +237,12 @@ def term_criteria(plugins: pluggy.PluginManager) -> ColumnElement[bool]:
     return criteria(term_rules(plugins))
 
 
-def listed_post_entry(post_id: Any, post_providers: list[str]) -> ColumnElement[bool]:
+def listed_post_entry(
+    post_id: Any, post_providers: list[str] | BindParameter[Any]
+) -> ColumnElement[bool]:
     """S-202, S-203: the stored entry of a listed post, which authors and terms need one
-    of (what the post sitemaps list is what counts)."""
+    of (what the post sitemaps list is what counts). ``post_providers``: their names, or
+    an expanding bound parameter that will hold them."""
     return and_(
         SitemapEntry.key == post_id,
         SitemapEntry.part == 1,

@@ -3,10 +3,11 @@ share a ``translation_group`` key, one per language."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from ..sitemaps.providers import chunks
@@ -16,19 +17,23 @@ def group_members(session: Session, kind: Any, ids: Iterable[int]) -> set[int]:
     """The ids of every member of the translation groups of ``ids``, those included when
     they are in one. ``kind`` is ``Post.type`` or ``Term.taxonomy``: a group is one key
     within one type or taxonomy."""
-    model = kind.class_
     found: set[int] = set()
+    statement = _members(kind)
     for batch in chunks(sorted(ids)):
-        grouped = (
-            select(kind, model.translation_group)
-            .where(model.id.in_(batch), model.translation_group.is_not(None))
-            .subquery()
-        )
-        found.update(
-            session.scalars(
-                select(model.id).join(
-                    grouped, (kind == grouped.c[0]) & (model.translation_group == grouped.c[1])
-                )
-            )
-        )
+        found.update(session.scalars(statement, {"ids": batch}))
     return found
+
+
+@functools.cache
+def _members(kind: Any) -> Any:
+    """``group_members``' statement for ``kind``, built once (every write and every
+    maintainer pass sends it; building one costs more than running it)."""
+    model = kind.class_
+    grouped = (
+        select(kind, model.translation_group)
+        .where(model.id.in_(bindparam("ids", expanding=True)), model.translation_group.is_not(None))
+        .subquery()
+    )
+    return select(model.id).join(
+        grouped, (kind == grouped.c[0]) & (model.translation_group == grouped.c[1])
+    )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, Select, Table, bindparam, func, select
 from sqlalchemy.orm import Session, lazyload
 
 from ..content import eligibility, permalinks
@@ -23,12 +23,42 @@ log = logging.getLogger(__name__)
 # Posts read at a time; the translations of each such chunk are read in one query.
 CHUNK = 1000
 
+# The statements every refresh sends, built once with bound parameters (building one
+# costs the maintainer more than running it).
+_posts = cast(Table, Post.__table__)
+_entries = cast(Table, SitemapEntry.__table__)
+NEXT_SCHEDULED = select(func.min(_posts.c.published_at)).where(
+    _posts.c.type == bindparam("type"),
+    _posts.c.status == PostStatus.PUBLISH,
+    _posts.c.published_at > bindparam("now", type_=Post.published_at.type),
+)
+NEWEST_LISTED = (
+    select(_entries.c.lastmod)
+    .where(
+        _entries.c.provider == bindparam("provider"),
+        _entries.c.key > 0,
+        _entries.c.lastmod.is_not(None),
+    )
+    .order_by(_entries.c.lastmod.desc())
+    .limit(1)
+)
+TYPES_OF = select(_posts.c.id, _posts.c.type).where(
+    _posts.c.id.in_(bindparam("ids", expanding=True))
+)
+LISTED_TYPES = (
+    select(PostType)
+    .where(eligibility.criteria(eligibility.post_type_rules()))
+    .order_by(PostType.name)
+)
+LISTED_IN = select(_entries.c.provider, _entries.c.key).where(
+    _entries.c.provider.in_(bindparam("providers", expanding=True)),
+    _entries.c.key.in_(bindparam("ids", expanding=True)),
+)
+
 
 @hookimpl
 def sitemap_providers(session: Session) -> list[Provider]:
-    listed = eligibility.criteria(eligibility.post_type_rules())
-    types = session.scalars(select(PostType).where(listed).order_by(PostType.name))
-    return [PostTypeProvider(t) for t in types]
+    return [PostTypeProvider(t) for t in session.scalars(LISTED_TYPES)]
 
 
 class PostTypeProvider(Provider):
@@ -68,13 +98,7 @@ class PostTypeProvider(Provider):
 
     def next_due(self, ctx: BuildContext) -> datetime | None:
         """The next scheduled post: published, dated in the future."""
-        return ctx.session.scalar(
-            select(func.min(Post.published_at)).where(
-                Post.type == self.name,
-                Post.status == PostStatus.PUBLISH,
-                Post.published_at > ctx.now,
-            )
-        )
+        return ctx.session.scalar(NEXT_SCHEDULED, {"type": self.name, "now": ctx.now})
 
     def due_changes(self, ctx: BuildContext, due_at: datetime) -> ContentChanges:
         """The posts whose time has come, with their authors and terms (as a write of
@@ -216,16 +240,7 @@ def is_static_front_page(settings: SiteSettings, post_id: int) -> bool:
 
 def newest_lastmod(ctx: BuildContext, provider: str) -> datetime | None:
     """The newest lastmod of a type's listed posts (ix_sitemap_entries_provider_lastmod)."""
-    return ctx.session.scalar(
-        select(SitemapEntry.lastmod)
-        .where(
-            SitemapEntry.provider == provider,
-            SitemapEntry.key > 0,
-            SitemapEntry.lastmod.is_not(None),
-        )
-        .order_by(SitemapEntry.lastmod.desc())
-        .limit(1)
-    )
+    return ctx.session.scalar(NEWEST_LISTED, {"provider": provider})
 
 
 def _types(ctx: BuildContext, ids: set[int]) -> dict[int, str]:
@@ -235,7 +250,7 @@ def _types(ctx: BuildContext, ids: set[int]) -> dict[int, str]:
     if key not in ctx.memo:
         found: dict[int, str] = {}
         for batch in chunks(sorted(ids)):
-            rows = ctx.session.execute(select(Post.id, Post.type).where(Post.id.in_(batch)))
+            rows = ctx.session.execute(TYPES_OF, {"ids": batch})
             found.update({row.id: row.type for row in rows})
         ctx.memo[key] = found
     return ctx.memo[key]
@@ -247,15 +262,22 @@ def _touched(
     """Which of the changed posts are of ``post_type`` (``types``: theirs, from ``_types``)
     or are listed in its sitemap."""
     found = {post_id for post_id, of_type in types.items() if of_type == post_type}
-    for batch in chunks(sorted(changes.posts)):
-        found.update(
-            ctx.session.scalars(
-                select(SitemapEntry.key).where(
-                    SitemapEntry.provider == post_type, SitemapEntry.key.in_(batch)
-                )
-            )
-        )
-    return found
+    return found | _listed_in(ctx, changes.posts).get(post_type, set())
+
+
+def _listed_in(ctx: BuildContext, ids: set[int]) -> dict[str, set[int]]:
+    """Which of the posts ``ids`` each post sitemap (and ``post``'s, which dates the home
+    page) lists now: read once a refresh, for every post type's provider at once."""
+    key = ("listed in", frozenset(ids))
+    if key not in ctx.memo:
+        found: dict[str, set[int]] = {}
+        providers = sorted({*ctx.post_providers, "post"})
+        for batch in chunks(sorted(ids)):
+            rows = ctx.session.execute(LISTED_IN, {"providers": providers, "ids": batch})
+            for provider, post_id in rows:
+                found.setdefault(provider, set()).add(post_id)
+        ctx.memo[key] = found
+    return ctx.memo[key]
 
 
 def descendants(session: Session, ids: set[int]) -> set[int]:

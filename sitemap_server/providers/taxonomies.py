@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..content import eligibility
@@ -20,12 +21,30 @@ from ..sitemaps.providers import BuildContext, Provider, chunks
 
 log = logging.getLogger(__name__)
 
+# The statements a refresh of a few terms sends, built once with bound parameters
+# (building one costs the maintainer more than running it).
+_terms = cast(Table, Term.__table__)
+PARENTS = select(_terms.c.id, _terms.c.parent_id).where(_terms.c.taxonomy == bindparam("taxonomy"))
+LISTED_TAXONOMIES = (
+    select(Taxonomy)
+    .where(eligibility.criteria(eligibility.taxonomy_rules()))
+    .order_by(Taxonomy.name)
+)
+# The newest listed post of each of some terms.
+NEWEST_OF = (
+    select(post_terms.c.term_id, func.max(SitemapEntry.__table__.c.lastmod))
+    .join(
+        SitemapEntry.__table__,
+        eligibility.listed_post_entry(post_terms.c.post_id, bindparam("providers", expanding=True)),
+    )
+    .where(post_terms.c.term_id.in_(bindparam("terms", expanding=True)))
+    .group_by(post_terms.c.term_id)
+)
+
 
 @hookimpl
 def sitemap_providers(session: Session) -> list[Provider]:
-    listed = eligibility.criteria(eligibility.taxonomy_rules())
-    taxonomies = session.scalars(select(Taxonomy).where(listed).order_by(Taxonomy.name))
-    return [TaxonomyProvider(t) for t in taxonomies]
+    return [TaxonomyProvider(t) for t in session.scalars(LISTED_TAXONOMIES)]
 
 
 class TaxonomyProvider(Provider):
@@ -45,8 +64,8 @@ class TaxonomyProvider(Provider):
         entries, ask for it)."""
         key = ("parents", self.name)
         if key not in ctx.memo:
-            query = select(Term.id, Term.parent_id).where(Term.taxonomy == self.name)
-            ctx.memo[key] = {row.id: row.parent_id for row in ctx.session.execute(query)}
+            rows = ctx.session.execute(PARENTS, {"taxonomy": self.name})
+            ctx.memo[key] = {row.id: row.parent_id for row in rows}
         return ctx.memo[key]
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
@@ -101,8 +120,8 @@ class TaxonomyProvider(Provider):
             return {row[0]: row[1] for row in rows}
         found: dict[int, datetime | None] = {}
         for batch in chunks(term_ids):
-            rows = ctx.session.execute(query.where(post_terms.c.term_id.in_(batch)))
-            found.update({row[0]: row[1] for row in rows})
+            parameters = {"providers": ctx.post_providers, "terms": batch}
+            found.update({row[0]: row[1] for row in ctx.session.execute(NEWEST_OF, parameters)})
         return found
 
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:

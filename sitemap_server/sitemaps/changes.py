@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import CursorResult, delete, func, insert, select
+from sqlalchemy import CursorResult, Table, bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from ..context import plugins_of
@@ -120,6 +120,53 @@ class UrlChange:
 FLAGS = ("site", "whole_site", "everything")
 PROVIDER = "provider"
 LOG_BATCH = 10_000
+# The change log's statements that every write or pass sends, built once (building one
+# costs more than running it).
+_log = cast(Table, SitemapChange.__table__)
+RECORD = insert(_log).returning(_log.c.id)
+CLAIM = (
+    delete(_log)
+    .where(
+        _log.c.id
+        <= func.coalesce(
+            select(_log.c.id)
+            .order_by(_log.c.id)
+            .offset(bindparam("skip"))
+            .limit(1)
+            .scalar_subquery(),
+            select(func.max(_log.c.id)).scalar_subquery(),
+        )
+    )
+    .returning(_log.c.kind, _log.c.object_id, _log.c.provider)
+)
+
+
+def holds_at_least(session: Session, count: int) -> bool:
+    """Whether the change log holds ``count`` rows or more (counting no further)."""
+    some = select(SitemapChange.id).limit(count).subquery()
+    return session.scalar(select(func.count()).select_from(some)) == count
+
+
+def clear(session: Session) -> int:
+    """Take every row of the change log (a rebuild applies them all); how many."""
+    result: CursorResult[Any] = session.execute(delete(SitemapChange))  # type: ignore[assignment]
+    return result.rowcount or 0
+
+
+def merged(rows: Iterable[Any]) -> ContentChanges:
+    """One ``ContentChanges`` for change-log rows of (kind, object_id, provider)."""
+    changes = ContentChanges()
+    targets = _objects(changes)
+    for kind, object_id, provider in rows:
+        if kind in targets and object_id is not None:
+            targets[kind].add(object_id)
+        elif kind == PROVIDER and provider is not None:
+            changes.providers.add(provider)
+        elif kind in FLAGS:
+            setattr(changes, kind, True)
+    return changes
+
+
 # When the oldest change still waiting was recorded (None: none waits).
 OLDEST_WAITING = (
     select(SitemapChange.recorded_at).order_by(SitemapChange.id).limit(1).scalar_subquery()
@@ -155,9 +202,7 @@ def log(session: Session, changes: ContentChanges) -> None:
             for i in sorted(ids)
         )
     for start in range(0, len(rows), LOG_BATCH):
-        numbers = session.scalars(
-            insert(SitemapChange).returning(SitemapChange.id), rows[start : start + LOG_BATCH]
-        ).all()
+        numbers = session.scalars(RECORD, rows[start : start + LOG_BATCH]).all()
         session.info[LAST_CHANGE] = max([*numbers, session.info.get(LAST_CHANGE, 0)])
 
 
@@ -192,44 +237,5 @@ def claim(session: Session, limit: int) -> tuple[ContentChanges, int]:
     # the statistics say. ``id IN (SELECT … LIMIT n)`` once ran 7 minutes on PostgreSQL
     # under statistics taken in the middle of an import (a join that read the log again
     # for each row), where the range takes 0.2 s.
-    boundary = func.coalesce(
-        select(SitemapChange.id)
-        .order_by(SitemapChange.id)
-        .offset(limit - 1)
-        .limit(1)
-        .scalar_subquery(),
-        select(func.max(SitemapChange.id)).scalar_subquery(),
-    )
-    taken = session.execute(
-        delete(SitemapChange)
-        .where(SitemapChange.id <= boundary)
-        .returning(SitemapChange.kind, SitemapChange.object_id, SitemapChange.provider)
-        .execution_options(synchronize_session=False)
-    ).all()
+    taken = session.execute(CLAIM, {"skip": limit - 1}).all()
     return merged(taken), len(taken)
-
-
-def holds_at_least(session: Session, count: int) -> bool:
-    """Whether the change log holds ``count`` rows or more (counting no further)."""
-    some = select(SitemapChange.id).limit(count).subquery()
-    return session.scalar(select(func.count()).select_from(some)) == count
-
-
-def clear(session: Session) -> int:
-    """Take every row of the change log (a rebuild applies them all); how many."""
-    result: CursorResult[Any] = session.execute(delete(SitemapChange))  # type: ignore[assignment]
-    return result.rowcount or 0
-
-
-def merged(rows: Iterable[Any]) -> ContentChanges:
-    """One ``ContentChanges`` for change-log rows of (kind, object_id, provider)."""
-    changes = ContentChanges()
-    targets = _objects(changes)
-    for kind, object_id, provider in rows:
-        if kind in targets and object_id is not None:
-            targets[kind].add(object_id)
-        elif kind == PROVIDER and provider is not None:
-            changes.providers.add(provider)
-        elif kind in FLAGS:
-            setattr(changes, kind, True)
-    return changes

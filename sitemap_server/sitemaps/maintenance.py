@@ -21,10 +21,10 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import pluggy
-from sqlalchemy import delete, func, insert, select, text
+from sqlalchemy import Table, bindparam, delete, func, insert, select, text
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SATimeoutError
 from sqlalchemy.orm import Session, sessionmaker
@@ -530,10 +530,11 @@ def filter_entry(
     return current, changed_by
 
 
-def lock(session: Session, provider: str) -> None:
-    """Serialize refreshes of one provider (PostgreSQL; SQLite has one writer anyway)."""
+def lock(session: Session, name: str) -> None:
+    """Hold ``name`` to the end of the transaction, waiting for whoever holds it
+    (PostgreSQL; SQLite has one writer anyway)."""
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), _lock_key(provider))
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), _lock_key(name))
 
 
 def _lock_key(name: str) -> dict[str, int]:
@@ -541,26 +542,39 @@ def _lock_key(name: str) -> dict[str, int]:
     return {"key": zlib.crc32(name.encode())}
 
 
+# The statements of a refresh, built once with bound parameters: building a statement
+# costs the maintainer more than running it (``bench/maintainer_bench.py --profile``).
+_ENTRIES = cast(Table, SitemapEntry.__table__)
+_COMPARED = (
+    _ENTRIES.c.key,
+    _ENTRIES.c.part,
+    _ENTRIES.c.path,
+    _ENTRIES.c.lastmod,
+    _ENTRIES.c.images,
+    _ENTRIES.c.extra,
+    _ENTRIES.c.alternates,
+)
+_OF_KEYS = (
+    _ENTRIES.c.provider == bindparam("provider"),
+    _ENTRIES.c.key.in_(bindparam("keys", expanding=True)),
+)
+STORED_OF_KEYS = select(*_COMPARED).where(*_OF_KEYS)
+DELETE_OF_KEYS = delete(_ENTRIES).where(*_OF_KEYS)
+INSERT_ENTRIES = insert(_ENTRIES)
+
+
 def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | None) -> None:
+    """Recompute ``provider``'s entries for ``keys`` (all when None) and store what
+    changed. Every caller holds the maintainer's lock (``apply_pending``, ``rebuild``,
+    ``catch_up``, and ``check`` through it), so no two refreshes of one provider overlap."""
     session = ctx.session
-    lock(session, provider.name)
-    table = SitemapEntry.__table__
-    where_provider = SitemapEntry.provider == provider.name
-    columns = (
-        table.c.key,
-        table.c.part,
-        table.c.path,
-        table.c.lastmod,
-        table.c.images,
-        table.c.extra,
-        table.c.alternates,
-    )
+    where_provider = _ENTRIES.c.provider == provider.name
     if keys is None:
         _changed(ctx, provider)
         # Small sitemaps are compared, so search engines hear of exactly what changed.
-        query = select(*columns).where(where_provider).limit(COMPARED_REBUILD + 1)
+        query = select(*_COMPARED).where(where_provider).limit(COMPARED_REBUILD + 1)
         old = {(r.key, r.part): tuple(r)[2:] for r in session.execute(query)}
-        session.execute(delete(SitemapEntry).where(where_provider))
+        session.execute(delete(_ENTRIES).where(where_provider))
         _insert(ctx, provider, _stored_form(ctx, provider, provider.entries(ctx, None)))
         _insert(ctx, provider, _stored_form(ctx, provider, provider.special_entries(ctx)))
         recut_pages(ctx, provider.name, from_key=None)
@@ -574,7 +588,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
 
     before: dict[tuple[int, int], Any] = {}
     for batch in chunks(sorted(keys)):
-        rows = session.execute(select(*columns).where(where_provider, table.c.key.in_(batch)))
+        rows = session.execute(STORED_OF_KEYS, {"provider": provider.name, "keys": batch})
         before.update({(r.key, r.part): tuple(r)[2:] for r in rows})
     content_keys = {k for k in keys if k != 0}
     # Rendered before they are compared: an entry that cannot be rendered is not stored.
@@ -668,19 +682,15 @@ def _replace(
 ) -> None:
     """Store the ``rendered`` entries in place of the provider's stored ones for ``keys``."""
     for batch in chunks(sorted(keys)):
-        ctx.session.execute(
-            delete(SitemapEntry).where(
-                SitemapEntry.provider == provider.name, SitemapEntry.key.in_(batch)
-            )
-        )
+        ctx.session.execute(DELETE_OF_KEYS, {"provider": provider.name, "keys": batch})
     for rows in chunks(row for _entry, row in rendered):
-        ctx.session.execute(insert(SitemapEntry), rows)
+        ctx.session.execute(INSERT_ENTRIES, rows)
 
 
 def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> None:
     """Store ``entries``, each with its rendered fragment and the bytes it takes."""
     for batch in chunks(row for _entry, row in _rendered_rows(ctx, provider, entries)):
-        ctx.session.execute(insert(SitemapEntry), batch)
+        ctx.session.execute(INSERT_ENTRIES, batch)
 
 
 def _rendered(

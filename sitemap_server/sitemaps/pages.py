@@ -10,62 +10,117 @@ concerned (``refresh_page_dates``). Either way it renders the page's entry in th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, delete, func, insert, or_, select, tuple_
+from sqlalchemy import (
+    Row,
+    Select,
+    Table,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from ..models import SitemapEntry, SitemapPage
 from .providers import BuildContext, chunks
 from .rendering import index_fragment
 
+# The statements of the common case (a few entries changed), built once with bound
+# parameters: building one costs the maintainer more than running it.
+_ENTRIES = cast(Table, SitemapEntry.__table__)
+_PAGES = cast(Table, SitemapPage.__table__)
+_position = tuple_(_ENTRIES.c.key, _ENTRIES.c.part)
+_WITHIN = (
+    _ENTRIES.c.provider == bindparam("provider"),
+    _position >= tuple_(bindparam("first_key"), bindparam("first_part")),
+    _position <= tuple_(bindparam("last_key"), bindparam("last_part")),
+)
+PAGE_SIZE = select(func.sum(_ENTRIES.c.size)).where(*_WITHIN)
+PAGE_NEWEST = select(func.max(_ENTRIES.c.lastmod)).where(*_WITHIN)
+SET_PAGE_DATE = (
+    update(_PAGES)
+    .where(_PAGES.c.provider == bindparam("p"), _PAGES.c.page == bindparam("n"))
+    .values(lastmod=bindparam("lastmod"), xml=bindparam("xml"))
+)
+# Pages holding one of up to this many keys are found by a statement built once per
+# number of keys; more keys build theirs.
+HOLDING_BUILT = 8
 
-def overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[SitemapPage]:
+
+def overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[Row[Any]]:
     """The pages holding ``keys`` whose entries now pass the byte limit, in order."""
     found = []
     for page in _pages_holding(ctx.session, provider, keys):
-        size = ctx.session.scalar(
-            select(func.sum(SitemapEntry.size)).where(
-                SitemapEntry.provider == provider, *_within(page)
-            )
-        )
+        size = ctx.session.scalar(PAGE_SIZE, _bounds(provider, page))
         if (size or 0) > ctx.page_bytes:
             found.append(page)
     return found
 
 
-def _pages_holding(session: Session, provider: str, keys: set[int]) -> list[SitemapPage]:
+def _pages_holding(session: Session, provider: str, keys: set[int]) -> list[Row[Any]]:
+    """The pages (rows of ``sitemap_pages``) holding any of ``keys``, in order."""
     if not keys:
         return []
-    return list(
-        session.scalars(
-            select(SitemapPage)
-            .where(
-                SitemapPage.provider == provider,
-                or_(
-                    *(
-                        and_(SitemapPage.first_key <= key, SitemapPage.last_key >= key)
-                        for key in sorted(keys)
-                    )
-                ),
-            )
-            .order_by(SitemapPage.page)
-        )
+    ordered = sorted(keys)
+    if len(ordered) <= HOLDING_BUILT:
+        parameters = {"provider": provider, **{f"k{n}": key for n, key in enumerate(ordered)}}
+        return list(session.execute(_holding(len(ordered)), parameters))
+    query = _holding_query(
+        _PAGES.c.provider == provider,
+        [and_(_PAGES.c.first_key <= key, _PAGES.c.last_key >= key) for key in ordered],
+    )
+    return list(session.execute(query))
+
+
+@functools.cache
+def _holding(count: int) -> Select[Any]:
+    """The pages holding one of ``count`` keys (bound as ``k0`` …)."""
+    return _holding_query(
+        _PAGES.c.provider == bindparam("provider"),
+        [
+            and_(_PAGES.c.first_key <= bindparam(f"k{n}"), _PAGES.c.last_key >= bindparam(f"k{n}"))
+            for n in range(count)
+        ],
     )
 
 
-def _within(page: SitemapPage) -> tuple[Any, Any]:
-    position = tuple_(SitemapEntry.key, SitemapEntry.part)
-    return (
-        position >= tuple_(page.first_key, page.first_part),
-        position <= tuple_(page.last_key, page.last_part),
+def _holding_query(of_provider: Any, ranges: list[Any]) -> Select[Any]:
+    return select(_PAGES).where(of_provider, or_(*ranges)).order_by(_PAGES.c.page)
+
+
+def _bounds(provider: str, page: Any) -> dict[str, Any]:
+    """The parameters of ``_WITHIN`` for ``page``."""
+    return {
+        "provider": provider,
+        "first_key": page.first_key,
+        "first_part": page.first_part,
+        "last_key": page.last_key,
+        "last_part": page.last_part,
+    }
+
+
+# The next entries of a page, after the (key, part) of the previous page's last one.
+NEXT_ENTRIES = (
+    select(_ENTRIES.c.key, _ENTRIES.c.part, _ENTRIES.c.lastmod, _ENTRIES.c.size)
+    .where(
+        _ENTRIES.c.provider == bindparam("provider"),
+        _position > tuple_(bindparam("key"), bindparam("part")),
     )
-
-
-def _position(key: int, part: int) -> Any:
-    return tuple_(SitemapEntry.key, SitemapEntry.part) > tuple_(key, part)
+    .order_by(_ENTRIES.c.key, _ENTRIES.c.part)
+    .limit(bindparam("count"))
+)
+# Before every (key, part) that can be stored (parts start at 1).
+BEFORE_ALL = (-(2**63), 0)
 
 
 def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
@@ -79,34 +134,32 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
     start_page = 1
     if from_key is not None:
         holding = session.scalar(
-            select(func.min(SitemapPage.page)).where(
-                SitemapPage.provider == provider, SitemapPage.last_key >= from_key
+            select(func.min(_PAGES.c.page)).where(
+                _PAGES.c.provider == provider, _PAGES.c.last_key >= from_key
             )
         )
         if holding is None:  # beyond the end: the last page may have room for it
             holding = session.scalar(
-                select(func.max(SitemapPage.page)).where(SitemapPage.provider == provider)
+                select(func.max(_PAGES.c.page)).where(_PAGES.c.provider == provider)
             )
         start_page = holding or 1
     cursor: tuple[int, int] | None = None
     if start_page > 1:
-        previous = session.get(SitemapPage, (provider, start_page - 1))
-        assert previous is not None
+        previous = session.execute(
+            select(_PAGES.c.last_key, _PAGES.c.last_part).where(
+                _PAGES.c.provider == provider, _PAGES.c.page == start_page - 1
+            )
+        ).one()
         cursor = (previous.last_key, previous.last_part)
     session.execute(
-        delete(SitemapPage).where(SitemapPage.provider == provider, SitemapPage.page >= start_page)
-    )
-    query = (
-        select(SitemapEntry.key, SitemapEntry.part, SitemapEntry.lastmod, SitemapEntry.size)
-        .where(SitemapEntry.provider == provider)
-        .order_by(SitemapEntry.key, SitemapEntry.part)
-        .limit(per_page)
+        delete(_PAGES).where(_PAGES.c.provider == provider, _PAGES.c.page >= start_page)
     )
     pages: list[dict[str, Any]] = []
     page = start_page
+    key, part = cursor or BEFORE_ALL
     while True:
-        after = query if cursor is None else query.where(_position(*cursor))
-        rows = _fitting(session.execute(after).all(), ctx.page_bytes)
+        parameters = {"provider": provider, "key": key, "part": part, "count": per_page}
+        rows = _fitting(session.execute(NEXT_ENTRIES, parameters).all(), ctx.page_bytes)
         if not rows:
             break
         dates = [row.lastmod for row in rows if row.lastmod is not None]
@@ -125,10 +178,10 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
                 "xml": index_fragment(provider, page, newest, ctx.zone),
             }
         )
-        cursor = (last.key, last.part)
+        key, part = last.key, last.part
         page += 1
     for batch in chunks(pages):
-        session.execute(insert(SitemapPage), batch)
+        session.execute(insert(_PAGES), batch)
 
 
 def _fitting(rows: Sequence[Any], budget: int) -> Sequence[Any]:
@@ -166,11 +219,9 @@ def refresh_page_dates(
         ):
             continue  # the entry that dates the page is not among them
         else:
-            lastmod = session.scalar(
-                select(func.max(SitemapEntry.lastmod)).where(
-                    SitemapEntry.provider == provider, *_within(page)
-                )
-            )
+            lastmod = session.scalar(PAGE_NEWEST, _bounds(provider, page))
         if lastmod != page.lastmod:
-            page.lastmod = lastmod
-            page.xml = index_fragment(provider, page.page, lastmod, ctx.zone)
+            xml = index_fragment(provider, page.page, lastmod, ctx.zone)
+            session.execute(
+                SET_PAGE_DATE, {"p": provider, "n": page.page, "lastmod": lastmod, "xml": xml}
+            )

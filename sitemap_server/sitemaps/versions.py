@@ -4,15 +4,19 @@ due to change by itself (a scheduled post going live)."""
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ..models import SitemapVersion
 from ..models.meta import utcnow
+
+# Read by every maintainer pass, built once (building costs more than running it).
+STORED_STATE = select(SitemapVersion.provider, SitemapVersion.due_at, SitemapVersion.rendered_with)
 
 
 def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
@@ -29,9 +33,7 @@ def stored_state(
 ) -> tuple[dict[str, datetime | None], dict[str, str | None]]:
     """In one query: each built provider's stored ``due_at`` (a provider missing here was
     never built) and its ``rendered_with`` (the template its fragments came from)."""
-    rows = session.execute(
-        select(SitemapVersion.provider, SitemapVersion.due_at, SitemapVersion.rendered_with)
-    ).all()
+    rows = session.execute(STORED_STATE).all()
     return (
         {name: due_at for name, due_at, _ in rows},
         {name: rendered_with for name, _, rendered_with in rows},
@@ -50,22 +52,32 @@ def set_rendered(session: Session, provider: str, rendered_with: str) -> None:
 
 
 def bump(session: Session, *providers: str) -> None:
-    """One more change for each of ``providers``, in one statement; locks their rows
-    until commit on PostgreSQL."""
+    """One more change for each of ``providers``, in one call; locks their rows until
+    commit on PostgreSQL."""
     if not providers:
         return
     now: datetime = utcnow()
-    statement = _upsert(session).values(
-        [{"provider": name, "version": 1, "changed_at": now} for name in sorted(set(providers))]
+    rows = [{"name": name, "now": now} for name in sorted(set(providers))]
+    session.execute(_bump_statement(session.get_bind().dialect.name), rows)
+
+
+@functools.cache
+def _bump_statement(dialect: str) -> Any:
+    """``bump``'s statement, built once a dialect (building costs more than running it)."""
+    statement = _insert_of(dialect).values(
+        provider=bindparam("name"), version=1, changed_at=bindparam("now")
     )
-    statement = statement.on_conflict_do_update(
+    return statement.on_conflict_do_update(
         index_elements=[SitemapVersion.provider],
-        set_={"version": SitemapVersion.version + 1, "changed_at": now},
+        set_={"version": SitemapVersion.version + 1, "changed_at": statement.excluded.changed_at},
     )
-    session.execute(statement)
 
 
 def _upsert(session: Session) -> Any:
     """``INSERT … ON CONFLICT`` into sitemap_versions, in the session's dialect."""
-    module: Any = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    return _insert_of(session.get_bind().dialect.name)
+
+
+def _insert_of(dialect: str) -> Any:
+    module: Any = postgresql if dialect == "postgresql" else sqlite
     return module.insert(SitemapVersion)
