@@ -30,7 +30,7 @@ _entries = cast(Table, SitemapEntry.__table__)
 NEXT_SCHEDULED = select(func.min(_posts.c.published_at)).where(
     _posts.c.type == bindparam("type"),
     _posts.c.status == PostStatus.PUBLISH,
-    _posts.c.published_at > bindparam("now", type_=Post.published_at.type),
+    _posts.c.published_at > bindparam("now"),
 )
 NEWEST_LISTED = (
     select(_entries.c.lastmod)

@@ -141,32 +141,6 @@ CLAIM = (
 )
 
 
-def holds_at_least(session: Session, count: int) -> bool:
-    """Whether the change log holds ``count`` rows or more (counting no further)."""
-    some = select(SitemapChange.id).limit(count).subquery()
-    return session.scalar(select(func.count()).select_from(some)) == count
-
-
-def clear(session: Session) -> int:
-    """Take every row of the change log (a rebuild applies them all); how many."""
-    result: CursorResult[Any] = session.execute(delete(SitemapChange))  # type: ignore[assignment]
-    return result.rowcount or 0
-
-
-def merged(rows: Iterable[Any]) -> ContentChanges:
-    """One ``ContentChanges`` for change-log rows of (kind, object_id, provider)."""
-    changes = ContentChanges()
-    targets = _objects(changes)
-    for kind, object_id, provider in rows:
-        if kind in targets and object_id is not None:
-            targets[kind].add(object_id)
-        elif kind == PROVIDER and provider is not None:
-            changes.providers.add(provider)
-        elif kind in FLAGS:
-            setattr(changes, kind, True)
-    return changes
-
-
 # When the oldest change still waiting was recorded (None: none waits).
 OLDEST_WAITING = (
     select(SitemapChange.recorded_at).order_by(SitemapChange.id).limit(1).scalar_subquery()
@@ -239,3 +213,29 @@ def claim(session: Session, limit: int) -> tuple[ContentChanges, int]:
     # for each row), where the range takes 0.2 s.
     taken = session.execute(CLAIM, {"skip": limit - 1}).all()
     return merged(taken), len(taken)
+
+
+def holds_at_least(session: Session, count: int) -> bool:
+    """Whether the change log holds ``count`` rows or more (counting no further)."""
+    some = select(SitemapChange.id).limit(count).subquery()
+    return session.scalar(select(func.count()).select_from(some)) == count
+
+
+def clear(session: Session) -> int:
+    """Take every row of the change log (a rebuild applies them all); how many."""
+    result: CursorResult[Any] = session.execute(delete(SitemapChange))  # type: ignore[assignment]
+    return result.rowcount or 0
+
+
+def merged(rows: Iterable[Any]) -> ContentChanges:
+    """One ``ContentChanges`` for change-log rows of (kind, object_id, provider)."""
+    changes = ContentChanges()
+    targets = _objects(changes)
+    for kind, object_id, provider in rows:
+        if kind in targets and object_id is not None:
+            targets[kind].add(object_id)
+        elif kind == PROVIDER and provider is not None:
+            changes.providers.add(provider)
+        elif kind in FLAGS:
+            setattr(changes, kind, True)
+    return changes

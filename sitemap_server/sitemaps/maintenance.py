@@ -310,8 +310,8 @@ def contained_update(
 
 
 def _changed(ctx: BuildContext, provider: Provider) -> None:
-    """``provider`` has a new version: bumped with the others, in one statement, when
-    the savepoint it was refreshed in is done (``_bump_changed``)."""
+    """``provider`` has a new version: bumped with the others, in one call, when the
+    savepoint it was refreshed in is done (``_bump_changed``)."""
     ctx.memo.setdefault(CHANGED, set()).add(provider.name)
 
 
@@ -568,8 +568,8 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     changed. Every caller holds the maintainer's lock (``apply_pending``, ``rebuild``,
     ``catch_up``, and ``check`` through it), so no two refreshes of one provider overlap."""
     session = ctx.session
-    where_provider = _ENTRIES.c.provider == provider.name
     if keys is None:
+        where_provider = _ENTRIES.c.provider == provider.name
         _changed(ctx, provider)
         # Small sitemaps are compared, so search engines hear of exactly what changed.
         query = select(*_COMPARED).where(where_provider).limit(COMPARED_REBUILD + 1)

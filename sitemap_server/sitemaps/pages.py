@@ -16,6 +16,8 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import (
+    BigInteger,
+    Integer,
     Row,
     Select,
     Table,
@@ -40,13 +42,17 @@ from .rendering import index_fragment
 _ENTRIES = cast(Table, SitemapEntry.__table__)
 _PAGES = cast(Table, SitemapPage.__table__)
 _position = tuple_(_ENTRIES.c.key, _ENTRIES.c.part)
-_WITHIN = (
-    _ENTRIES.c.provider == bindparam("provider"),
-    _position >= tuple_(bindparam("first_key"), bindparam("first_part")),
-    _position <= tuple_(bindparam("last_key"), bindparam("last_part")),
+_key = functools.partial(bindparam, type_=BigInteger)
+_part = functools.partial(bindparam, type_=Integer)
+# The entries of one page: a range of the primary key (``page_range`` gives the
+# parameters). The read path selects a page's fragments with it (``views.ENTRIES``).
+IN_PAGE = (
+    _ENTRIES.c.provider == bindparam("name"),
+    _position >= tuple_(_key("first_key"), _part("first_part")),
+    _position <= tuple_(_key("last_key"), _part("last_part")),
 )
-PAGE_SIZE = select(func.sum(_ENTRIES.c.size)).where(*_WITHIN)
-PAGE_NEWEST = select(func.max(_ENTRIES.c.lastmod)).where(*_WITHIN)
+PAGE_SIZE = select(func.sum(_ENTRIES.c.size)).where(*IN_PAGE)
+PAGE_NEWEST = select(func.max(_ENTRIES.c.lastmod)).where(*IN_PAGE)
 SET_PAGE_DATE = (
     update(_PAGES)
     .where(_PAGES.c.provider == bindparam("p"), _PAGES.c.page == bindparam("n"))
@@ -61,7 +67,7 @@ def overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[Row
     """The pages holding ``keys`` whose entries now pass the byte limit, in order."""
     found = []
     for page in _pages_holding(ctx.session, provider, keys):
-        size = ctx.session.scalar(PAGE_SIZE, _bounds(provider, page))
+        size = ctx.session.scalar(PAGE_SIZE, page_range(provider, page))
         if (size or 0) > ctx.page_bytes:
             found.append(page)
     return found
@@ -98,14 +104,16 @@ def _holding_query(of_provider: Any, ranges: list[Any]) -> Select[Any]:
     return select(_PAGES).where(of_provider, or_(*ranges)).order_by(_PAGES.c.page)
 
 
-def _bounds(provider: str, page: Any) -> dict[str, Any]:
-    """The parameters of ``_WITHIN`` for ``page``."""
+def page_range(provider: str, page: Any) -> dict[str, Any]:
+    """The parameters of ``IN_PAGE`` for ``page`` (a row of ``sitemap_pages``) of
+    ``provider``, with its number of entries (``entries``, a LIMIT)."""
     return {
-        "provider": provider,
+        "name": provider,
         "first_key": page.first_key,
         "first_part": page.first_part,
         "last_key": page.last_key,
         "last_part": page.last_part,
+        "entries": page.entries,
     }
 
 
@@ -114,10 +122,10 @@ NEXT_ENTRIES = (
     select(_ENTRIES.c.key, _ENTRIES.c.part, _ENTRIES.c.lastmod, _ENTRIES.c.size)
     .where(
         _ENTRIES.c.provider == bindparam("provider"),
-        _position > tuple_(bindparam("key"), bindparam("part")),
+        _position > tuple_(_key("key"), _part("part")),
     )
     .order_by(_ENTRIES.c.key, _ENTRIES.c.part)
-    .limit(bindparam("count"))
+    .limit(_part("count"))
 )
 # Before every (key, part) that can be stored (parts start at 1).
 BEFORE_ALL = (-(2**63), 0)
@@ -219,7 +227,7 @@ def refresh_page_dates(
         ):
             continue  # the entry that dates the page is not among them
         else:
-            lastmod = session.scalar(PAGE_NEWEST, _bounds(provider, page))
+            lastmod = session.scalar(PAGE_NEWEST, page_range(provider, page))
         if lastmod != page.lastmod:
             xml = index_fragment(provider, page.page, lastmod, ctx.zone)
             session.execute(

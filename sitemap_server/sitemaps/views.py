@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from functools import lru_cache, partial
+from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
@@ -24,11 +24,12 @@ from pyramid.exceptions import PredicateMismatch
 from pyramid.httpexceptions import HTTPMovedPermanently
 from pyramid.request import Request
 from pyramid.response import Response
-from sqlalchemy import BigInteger, Integer, Select, bindparam, case, func, select, tuple_
+from sqlalchemy import Integer, Select, bindparam, case, func, select
 from sqlalchemy.engine import Connection
 
 from ..context import CONTEXT_KEY
 from ..models import SitemapEntry, SitemapPage
+from .pages import IN_PAGE, page_range
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
 from .rendering import FRAME, INDEX_FRAME, document, sitemap_name, sitemap_path, template
@@ -174,11 +175,11 @@ def page_view(request: Request) -> Response:
             # Streamed (a server-side cursor on PostgreSQL): a page of 50,000 entries is
             # never a list of 50,000 rows, only the text it becomes.
             fragments = conn.execution_options(stream_results=True, yield_per=1000).scalars(
-                ENTRIES, entries_of(name, row)
+                ENTRIES, page_range(name, row)
             )
         elif row is not None:
             # A server-side cursor costs PostgreSQL round trips a small page does not need.
-            fragments = conn.scalars(ENTRIES, entries_of(name, row)).all()
+            fragments = conn.scalars(ENTRIES, page_range(name, row)).all()
         return document(
             FRAME,
             fragments,
@@ -193,35 +194,17 @@ def page_view(request: Request) -> Response:
     return sitemap_response(request, (name, page), [name], render)
 
 
-# The stored fragments of one page: a range of the primary key, in order. The LIMIT (the
-# page's own count) tells PostgreSQL how few rows it takes: it walks the primary key in
-# order (0.6 ms for 1,000 entries) instead of collecting them by a bitmap scan and sorting
-# them (1.1 ms). Built once: constructing it for each request cost 0.2 ms.
-_position = tuple_(SitemapEntry.key, SitemapEntry.part)
-_key = partial(bindparam, type_=BigInteger)
-_part = partial(bindparam, type_=Integer)
+# The stored fragments of one page: a range of the primary key, in order
+# (``pages.IN_PAGE``; ``pages.page_range`` gives its parameters). The LIMIT (the page's
+# own count) tells PostgreSQL how few rows it takes: it walks the primary key in order
+# (0.6 ms for 1,000 entries) instead of collecting them by a bitmap scan and sorting them
+# (1.1 ms). Built once: constructing it for each request cost 0.2 ms.
 ENTRIES = (
     select(SitemapEntry.xml)
-    .where(
-        SitemapEntry.provider == bindparam("name"),
-        _position >= tuple_(_key("first_key"), _part("first_part")),
-        _position <= tuple_(_key("last_key"), _part("last_part")),
-    )
+    .where(*IN_PAGE)
     .order_by(SitemapEntry.provider, SitemapEntry.key, SitemapEntry.part)
-    .limit(_part("entries"))
+    .limit(bindparam("entries", type_=Integer))
 )
-
-
-def entries_of(provider: str, page: Any) -> dict[str, Any]:
-    """The parameters of ``ENTRIES`` for ``page`` (a row of ``PAGE``) of ``provider``."""
-    return {
-        "name": provider,
-        "first_key": page.first_key,
-        "first_part": page.first_part,
-        "last_key": page.last_key,
-        "last_part": page.last_part,
-        "entries": page.entries,
-    }
 
 
 # Index files a URL may name (Google reads at most 500 per site); a larger number is
@@ -390,6 +373,6 @@ def warm_up(reader: Reader) -> None:
             ).all()
             row = conn.execute(PAGE, {"name": names[0], "page": 1}).first()
             if row is not None:
-                conn.execute(ENTRIES, {**entries_of(names[0], row), "entries": 1}).all()
+                conn.execute(ENTRIES, {**page_range(names[0], row), "entries": 1}).all()
     except Exception as exc:  # the first request will meet the same problem, and say so
         log.info("the read path was not warmed up: %s", exc)
