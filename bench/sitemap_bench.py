@@ -220,13 +220,13 @@ def throughput(url: str, seconds: float) -> tuple[float, str]:
 
 def explain(url: str) -> None:
     """The plans of the read path's queries (and the write path's scheduled-post lookup)."""
+    from sitemap_server.sitemaps.pages import page_range
     from sitemap_server.sitemaps.reader import VERSIONS
     from sitemap_server.sitemaps.views import (
         ENTRIES,
         MAX_PAGES,
         PAGE,
         SITEMAPS_PER_INDEX,
-        entries_of,
         index_pages,
     )
 
@@ -244,7 +244,7 @@ def explain(url: str) -> None:
         statements = {
             "versions (every request)": VERSIONS,
             "page row (render)": PAGE.params(name="post", page=last),
-            "last post page's entries (render)": ENTRIES.params(entries_of("post", row)),
+            "last post page's entries (render)": ENTRIES.params(page_range("post", row)),
             "index pages (render)": index_pages(tuple(names)).params(
                 skip=0, take=SITEMAPS_PER_INDEX, last_page=MAX_PAGES
             ),
