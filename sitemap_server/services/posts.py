@@ -321,7 +321,6 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     if data.get("parent") is not None:
         lock_parents(session, "posts", post.type)  # first: see update_term
     lookups = Lookups(session)
-    post_type = session.get_one(PostType, post.type)
     _check_references(lookups, data)
     # What the post was linked to before counts as changed too (author and term dates,
     # the translations that named it).
@@ -334,15 +333,19 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
         authors={post.author_id},
         terms={t.id for t in post.terms},
     )
-    check_translation(
-        lookups,
-        post.type,
-        data.get("translation_group", post.translation_group),
-        data.get("language", post.language),
-        post.id,
-    )
+    # A PATCH that leaves the language and the group alone cannot break them (and is not
+    # refused because the site's languages changed since).
+    if "translation_group" in data or "language" in data:
+        check_translation(
+            lookups,
+            post.type,
+            data.get("translation_group", post.translation_group),
+            data.get("language", post.language),
+            post.id,
+        )
     if "parent" in data:
-        _check_parent(lookups, post_type, data["parent"], post.id)
+        if data["parent"] is not None:
+            _check_parent(lookups, session.get_one(PostType, post.type), data["parent"], post.id)
         post.parent_id = data["parent"]
     if "author" in data:
         post.author_id = data["author"]

@@ -116,13 +116,14 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
         session,
         terms={term.id, term.parent_id} | group_members(session, Term.taxonomy, {term.id}),
     )
-    _check_translation(
-        session,
-        term.taxonomy,
-        data.get("translation_group", term.translation_group),
-        data.get("language", term.language),
-        term.id,
-    )
+    if "translation_group" in data or "language" in data:  # as update_post
+        _check_translation(
+            session,
+            term.taxonomy,
+            data.get("translation_group", term.translation_group),
+            data.get("language", term.language),
+            term.id,
+        )
     if "slug" in data and data["slug"] != term.slug:
         ensure_free(session, Term.slug, data["slug"], "slug", Term.taxonomy == term.taxonomy)
         term.slug = data["slug"]

@@ -276,6 +276,22 @@ def test_a_language_the_site_does_not_name_is_refused(api, db_snapshot):
     assert db_snapshot() == before
 
 
+def test_an_edit_that_leaves_the_language_alone_is_not_refused_for_it(api):
+    """The site dropped a language its posts and terms still carry: editing something
+    else of them still works (only a PATCH naming a language or group is checked)."""
+    api.patch_json("/api/settings", {"languages": ["en", "fr"]}, status=200)
+    salut = page(api, "salut", "fr")
+    term = api.post_json(
+        "/api/terms", {"taxonomy": "category", "name": "Voyage", "language": "fr"}, status=201
+    ).json
+    api.patch_json("/api/settings", {"languages": ["en"]}, status=200)
+    edited = api.patch_json(f"/api/posts/{salut['id']}", {"title": "Bonjour"}, status=200).json
+    assert (edited["title"], edited["language"]) == ("Bonjour", "fr")
+    api.patch_json(f"/api/terms/{term['id']}", {"name": "Voyages"}, status=200)
+    response = api.patch_json(f"/api/posts/{salut['id']}", {"language": "fr"}, status=422)
+    assert_problem(response, 422, "language")
+
+
 def test_an_import_carries_languages_and_groups(api, testapp):
     import json
 
