@@ -13,7 +13,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from ..content.links import Links
-from ..errors import FieldProblem, ServiceError
+from ..errors import FieldProblem, NotFound, ServiceError
 from ..models import Author, Post, PostType, Taxonomy, Term, post_terms
 from ..models import site as site_model
 from ..models.meta import utcnow
@@ -331,6 +331,12 @@ def sitemaps_status(request: Request) -> dict[str, Any]:
     }
     change = query(request).get("change")
     if change is not None:
+        newest = Waiting.newest_number(session)
+        if change > newest:
+            raise NotFound(
+                f"change {change} was never recorded (the newest is {newest})",
+                [FieldProblem("change", f"no change {change} (the newest is {newest})")],
+            )
         found["change"] = change
         found["applied"] = Waiting.applied(session, change)
     return found

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Table, bindparam, delete, func, insert, select
+from sqlalchemy import CursorResult, Table, bindparam, delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from ..context import plugins_of
@@ -152,6 +152,12 @@ def _objects(changes: ContentChanges) -> dict[str, set[int]]:
     return {"post": changes.posts, "author": changes.authors, "term": changes.terms}
 
 
+# The change log's sequence: where its numbers are (see ``Waiting.newest_number``).
+NEWEST_NUMBER_POSTGRESQL = text(
+    "SELECT pg_sequence_last_value(pg_get_serial_sequence('sitemap_changes', 'id')::regclass)"
+)
+NEWEST_NUMBER_SQLITE = text("SELECT seq FROM sqlite_sequence WHERE name = 'sitemap_changes'")
+
 # session.info: the number of the last change-log row this session recorded.
 LAST_CHANGE = "sitemap_server.last_change"
 
@@ -193,6 +199,17 @@ class Waiting:
             select(func.count(), OLDEST_WAITING).select_from(SitemapChange)
         ).one()
         return cls(count, oldest)
+
+    @staticmethod
+    def newest_number(session: Session) -> int:
+        """The largest change number ever given (0 before the first), applied or not:
+        numbers never go back (``SitemapChange``). On PostgreSQL a number taken by a write
+        that rolled back counts too; it never names anything else."""
+        if session.get_bind().dialect.name == "postgresql":
+            newest = session.scalar(NEWEST_NUMBER_POSTGRESQL)
+        else:
+            newest = session.scalar(NEWEST_NUMBER_SQLITE)
+        return int(newest or 0)
 
     @staticmethod
     def applied(session: Session, change: int) -> bool:

@@ -21,7 +21,14 @@ from sitemap_server.models import SitemapChange, SitemapEntry, SitemapVersion
 from sitemap_server.plugins import PLUGIN_MANAGER
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.presence import Presence
-from sitemap_server.testing import SITE_URL, apply_changes, client, forget_rendered, url_locs
+from sitemap_server.testing import (
+    SITE_URL,
+    apply_changes,
+    assert_problem,
+    client,
+    forget_rendered,
+    url_locs,
+)
 
 JAN = "2024-01-15T10:00:00+00:00"
 
@@ -73,6 +80,20 @@ def test_a_write_records_its_change_and_the_status_says_when_it_is_served(
         "applied": True,
     }
     assert f"{SITE_URL}/2024/01/hello/" in url_locs(testapp, "/post-sitemap.xml")
+
+
+def test_a_change_number_never_recorded_is_not_found(api, testapp, clean_database):
+    """Not "applied": a number no write was given (the status endpoint tells the
+    truth), also once the log it was in is emptied."""
+    response = api.get("/api/sitemaps/status", params={"change": 99_999_999}, status=404)
+    assert_problem(response, 404, "change")
+    change = int(create_post(api, title="Counted", slug="counted").headers["Sitemap-Change"])
+    assert status(api, change=change)["applied"] is False
+    response = api.get("/api/sitemaps/status", params={"change": change + 1}, status=404)
+    assert f"the newest is {change}" in response.json["detail"]
+    assert apply_changes(api) == 1
+    assert status(api, change=change)["applied"] is True
+    api.get("/api/sitemaps/status", params={"change": change + 1}, status=404)
 
 
 # Late answers allowed, read by each request: a PostgreSQL process's versions watch reads
