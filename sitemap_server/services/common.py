@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from sqlalchemy import select
@@ -15,6 +15,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from ..content.slugs import unique_slug
 from ..errors import Conflict, Invalid, NotFound, logged
 from ..models import hold_lock, take_write_lock
+from ..models.meta import utcnow
 from ..sitemaps.changes import DEFER_CHANGES
 from ..sitemaps.changes import changed as changed
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
@@ -130,6 +131,27 @@ def parse_datetime(value: str | datetime | None, field: str) -> datetime | None:
     if not in_datetime_range(parsed):
         raise Invalid.field(field, DATETIME_RANGE)
     return parsed.astimezone(UTC)
+
+
+# How far a client's clock may run ahead of ours: a modification time up to this far in
+# the future is taken as now, a later one refused (no document carries a future lastmod).
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+def parse_modified(value: str | datetime | None, field: str = "modified_at") -> datetime | None:
+    """``parse_datetime`` for when something was modified: never later than now."""
+    parsed = parse_datetime(value, field)
+    if parsed is None:
+        return None
+    now = utcnow()
+    if parsed > now + CLOCK_SKEW:
+        shown = parsed.isoformat().replace("+00:00", "Z")
+        raise Invalid.field(
+            field,
+            f"{shown} is in the future: a modification happened at the latest now "
+            f"(clocks may differ by up to {CLOCK_SKEW.seconds // 60} minutes)",
+        )
+    return min(parsed, now)
 
 
 def flush(session: Session, what: str) -> None:

@@ -30,6 +30,7 @@ from .common import (
     lock_parents,
     lock_slugs,
     parse_datetime,
+    parse_modified,
 )
 from .ids import (
     allocating_ids,
@@ -250,7 +251,7 @@ def prepare_post(
     published_at = parse_datetime(data.get("published_at"), "published_at")
     if published_at is None and status in DATED_STATUSES:
         published_at = now
-    modified_at = parse_datetime(data.get("modified_at"), "modified_at") or published_at or now
+    modified_at = parse_modified(data.get("modified_at")) or published_at or now
 
     row: dict[str, Any] = {
         "type": post_type.name,
@@ -368,7 +369,7 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     if post.published_at is None and post.status in DATED_STATUSES:
         post.published_at = utcnow()
     # Saving a post is a modification unless the client says when it happened.
-    post.modified_at = parse_datetime(data.get("modified_at"), "modified_at") or utcnow()
+    post.modified_at = parse_modified(data.get("modified_at")) or utcnow()
     flush(session, "post")
     changed(session, posts={post.id}, authors={post.author_id}, terms={t.id for t in post.terms})
     return post

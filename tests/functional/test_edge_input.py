@@ -13,12 +13,13 @@ in any time zone of the site.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from sitemap_server.services.common import CLOCK_SKEW
 from sitemap_server.testing import (
     SITE_URL,
     apply_changes,
@@ -154,6 +155,8 @@ def test_a_date_before_standard_time_is_written_with_a_whole_minute_offset(api):
 
 # Across the whole range (property) ----------------------------------------------------------
 
+# The application's clock in the property (frozen): modifications after it are refused.
+NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 EARLIEST = datetime(1000, 1, 1)
 LATEST = datetime(9999, 1, 1)
 # Offsets RFC 3339 can write (Python takes less than a day), the extremes more often.
@@ -203,8 +206,9 @@ def rfc3339(wall: datetime, offset_minutes: int) -> str:
     zone=time_zones,
 )
 def test_any_date_time_is_stored_and_served_or_refused_naming_the_field(
-    api, db_snapshot, wall, offset, field, zone
+    api, db_snapshot, clock, wall, offset, field, zone
 ):
+    clock.freeze(NOW)
     api.patch_json("/api/settings", {"timezone": zone}, status=200)
     existing = api.post_json("/api/posts", post_body(title="Existing"), status=201).json
     value = rfc3339(wall, offset)
@@ -216,24 +220,70 @@ def test_any_date_time_is_stored_and_served_or_refused_naming_the_field(
             "/api/import", import_line(**{field: value}), content_type=NDJSON, expect_errors=True
         ),
     }
-    event("in the range" if in_range(wall, offset) else "out of the range")
-    if in_range(wall, offset):
-        instant = wall.replace(tzinfo=timezone(timedelta(minutes=offset)))
+    instant = wall.replace(tzinfo=timezone(timedelta(minutes=offset)))
+    if not in_range(wall, offset):
+        event("out of the range")
+        refused = RANGE
+    elif field == "modified_at" and instant > NOW + CLOCK_SKEW:
+        event("a modification in the future")
+        refused = "is in the future"
+    else:
+        event("in the range")
+        refused = None
+    if refused is None:
         assert {way: answer.status_int for way, answer in answers.items()} == {
             "POST": 201,
             "PATCH": 200,
             "import": 200,
         }, value
+        # A modification a little ahead of our clock (a client's clock) is taken as now.
+        expected = min(instant, NOW) if field == "modified_at" else instant
         for answer in (answers["POST"], answers["PATCH"]):
-            assert datetime.fromisoformat(answer.json[field]) == instant
+            assert datetime.fromisoformat(answer.json[field]) == expected
             assert datetime.fromisoformat(answer.json[field]).utcoffset() == timedelta(0)
         assert_sitemaps_served(api)
     else:
         for way, answer in answers.items():
             named = f"post/{field}" if way == "import" else field
             assert answer.status_int == 422, (way, value, answer.text)
-            assert assert_problem(answer, 422, named)["errors"][0]["message"] == RANGE
+            assert refused in assert_problem(answer, 422, named)["errors"][0]["message"]
         assert db_snapshot() == before
+
+
+def test_a_modification_later_than_now_is_refused_naming_the_field(api, db_snapshot, clock):
+    """No lastmod in the future (issue 30): a modified_at beyond the clock-skew allowance
+    is a 422 on create, update and import; within it, it is taken as now."""
+    clock.freeze(NOW)
+    post = api.post_json("/api/posts", post_body(), status=201).json
+    before = db_snapshot()
+    late = (NOW + CLOCK_SKEW + timedelta(seconds=1)).isoformat()
+    for response, named in (
+        (api.post_json("/api/posts", post_body(modified_at=late), expect_errors=True), None),
+        (
+            api.patch_json(f"/api/posts/{post['id']}", {"modified_at": late}, expect_errors=True),
+            None,
+        ),
+        (
+            api.post(
+                "/api/import",
+                import_line(modified_at=late),
+                content_type=NDJSON,
+                expect_errors=True,
+            ),
+            "post/modified_at",
+        ),
+    ):
+        problem = assert_problem(response, 422, named or "modified_at")
+        assert "is in the future" in problem["errors"][0]["message"]
+    assert db_snapshot() == before
+    soon = (NOW + CLOCK_SKEW).isoformat()
+    edited = api.patch_json(f"/api/posts/{post['id']}", {"modified_at": soon}, status=200).json
+    assert datetime.fromisoformat(edited["modified_at"]) == NOW
+    # A scheduled post keeps its future publication date.
+    scheduled = api.post_json(
+        "/api/posts", post_body(published_at="2031-01-01T00:00:00Z"), status=201
+    ).json
+    assert scheduled["published_at"].startswith("2031-01-01")
 
 
 def test_the_rule_the_property_checks_against():
