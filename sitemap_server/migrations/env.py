@@ -42,6 +42,31 @@ def run_migrations_offline() -> None:
 
 
 def run_migrations(connection) -> None:
+    if connection.dialect.name != "sqlite":
+        _run_migrations(connection)
+        return
+    # Batch mode copies a table and drops the old one; with foreign keys on, SQLite
+    # applies the drop's ON DELETE actions first (0011 lost every post's terms that way).
+    # They are off for the migration and checked after it. The pragma only takes effect
+    # outside a transaction: committed at the driver (a caller's ``engine.begin()`` has
+    # done nothing yet; it commits the migration itself at the end anyway).
+    driver = connection.connection.dbapi_connection
+    driver.commit()
+    driver.execute("PRAGMA foreign_keys=OFF")
+    try:
+        _run_migrations(connection)
+        broken = driver.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise RuntimeError(f"the migration would leave rows with broken references: {broken}")
+        driver.commit()
+    except BaseException:
+        driver.rollback()
+        raise
+    finally:
+        driver.execute("PRAGMA foreign_keys=ON")
+
+
+def _run_migrations(connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=metadata,

@@ -69,8 +69,14 @@ class PostType(Base):
     builtin: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
+# Ids are never given twice: SQLite continues after the largest id ever given, not the
+# largest in use (PostgreSQL's sequences always do); a deleted object's id names nothing.
+NEVER_REUSED = {"sqlite_autoincrement": True}
+
+
 class Author(Base):
     __tablename__ = "authors"
+    __table_args__ = NEVER_REUSED
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     slug: Mapped[str] = mapped_column(String(MAX_SLUG_LENGTH), unique=True)
@@ -103,6 +109,7 @@ class Post(Base):
         CheckConstraint(_in("status", PostStatus), name="status"),
         CheckConstraint(_in("robots", Robots), name="robots"),
         CheckConstraint("parts >= 1", name="parts"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -152,6 +159,7 @@ class Term(Base):
         UniqueConstraint(
             "taxonomy", "translation_group", "language", name="uq_terms_taxonomy_translation_group"
         ),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -55,8 +55,9 @@ class ExcludedPost(Base):
 
     A table rather than a list in ``site_settings``, so that the rule is one SQL criterion
     (``content/eligibility.py``) however long the list. No foreign key: as in Yoast, an id
-    with no post is kept (a post deleted, or not made yet) and applies to the post that
-    has it.
+    with no post yet is kept and applies to the post made with it (an import's explicit
+    id). Deleting a post removes its id from the list (``services.posts.delete_post``):
+    ids are never given twice, but an import may give one again explicitly.
     """
 
     __tablename__ = "excluded_posts"

@@ -1,8 +1,11 @@
 """Explicit ids on create, so that an import can refer to what it created earlier.
 
-New ids continue after the largest one in use. An explicit id may be any the API allows,
-up to ``MAX_ID``: once the largest is there, new ids are the lowest free ones instead, so
-no explicit id can block later creates; only a table with every id in use is full (409).
+New ids continue after the largest one ever given (PostgreSQL's sequences; SQLite's
+AUTOINCREMENT tables, ``models.content.NEVER_REUSED``): a deleted object's id is never
+given again. An explicit id may be any the API allows, up to ``MAX_ID``: once the largest
+is there, new ids are the lowest free ones instead (then, and only then, an id freed by a
+delete can come back), so no explicit id can block later creates; only a table with
+every id in use is full (409).
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ def note_explicit_ids(session: Session, table: Any) -> None:
 def sync_sequences(session: Session) -> None:
     """After rows were inserted with explicit ids, move PostgreSQL's sequences past them.
 
-    SQLite's INTEGER PRIMARY KEY always continues after the largest id, so it needs nothing.
+    SQLite's AUTOINCREMENT always continues after the largest id given, so it needs nothing.
     ``setval`` is not transactional: an aborted import leaves a gap in the ids, nothing worse.
     """
     tables = session.info.pop("explicit_id_tables", set())

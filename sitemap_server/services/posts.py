@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
@@ -18,6 +18,7 @@ from ..content.translations import group_members
 from ..errors import Conflict, FieldProblem, Invalid
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
+from ..models.site import ExcludedPost
 from ..sitemaps.changes import record
 from . import common
 from .common import (
@@ -386,6 +387,9 @@ def delete_post(session: Session, post: Post) -> None:
         terms={t.id for t in post.terms},
     )
     session.execute(update(Post).where(Post.parent_id == post.id).values(parent_id=post.parent_id))
+    # Settings that name the post forget it (a later post given its id explicitly, by an
+    # import, inherits nothing).
+    session.execute(delete(ExcludedPost).where(ExcludedPost.post_id == post.id))
     settings = session.get(SiteSettings, 1)
     if settings is not None:
         if settings.front_page_id == post.id:

@@ -2,6 +2,7 @@
 
 import uuid
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 import pytest
 from alembic import command
@@ -11,7 +12,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, select, text
 
 from sitemap_server import migrations
-from sitemap_server.models import PostType, metadata
+from sitemap_server.models import Post, PostType, metadata
 from sitemap_server.plugins import get_plugin_manager
 
 CORE_ONLY = get_plugin_manager(load_entrypoints=False)
@@ -147,3 +148,44 @@ def test_0010_keeps_an_existing_site_as_it_was(scratch, ini_file):
         assert "author_sitemap" not in columns
         assert "excluded_posts" not in tables(connection)
         assert connection.execute(text("SELECT title FROM site_settings")).scalar() == "Existing"
+
+
+def test_migrating_a_site_keeps_its_links_and_dates_its_future_modifications_now(scratch, ini_file):
+    """SQLite's batch mode copies and drops tables: with foreign keys on, the drop of
+    ``posts`` in 0011 deleted every post's term links (ON DELETE CASCADE) and cleared the
+    front page. And 0012 dates a modification written in the future now, then rebuilds."""
+    with scratch.begin() as connection:
+        config = migrations.alembic_config(ini_file, connection=connection)
+        command.upgrade(config, "0010")
+        connection.execute(
+            text("INSERT INTO authors (id, slug, name, noindex) VALUES (1, 'a', 'A', false)")
+        )
+        connection.execute(
+            text(
+                "INSERT INTO posts (id, type, title, slug, status, author_id, content, images,"
+                " published_at, modified_at, robots, exclude_from_sitemap, parts) VALUES"
+                " (1, 'page', 'Home', 'home', 'publish', 1, '', '[]', :past, :past, 'default',"
+                " false, 1),"
+                " (2, 'post', 'Later', 'later', 'publish', 1, '', '[]', :past, :future,"
+                " 'default', false, 1)"
+            ),
+            {"past": datetime(2024, 1, 1, tzinfo=UTC), "future": datetime(2031, 1, 1, tzinfo=UTC)},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO terms (id, taxonomy, slug, name, description, noindex)"
+                " VALUES (5, 'category', 'c', 'C', '', false)"
+            )
+        )
+        connection.execute(text("INSERT INTO post_terms (post_id, term_id) VALUES (1, 5), (2, 5)"))
+        connection.execute(text("UPDATE site_settings SET front_page = 'page', front_page_id = 1"))
+
+        command.upgrade(config, "heads")
+
+        links = connection.execute(text("SELECT count(*) FROM post_terms")).scalar()
+        assert links == 2
+        assert connection.execute(text("SELECT front_page_id FROM site_settings")).scalar() == 1
+        modified = connection.execute(select(Post.modified_at).where(Post.id == 2)).scalar_one()
+        assert modified < datetime(2030, 1, 1, tzinfo=UTC)
+        kinds = connection.execute(text("SELECT kind FROM sitemap_changes")).scalars().all()
+        assert kinds == ["everything"]
