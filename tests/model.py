@@ -65,7 +65,7 @@ from sitemap_server.sitemaps.check import check
 from sitemap_server.sitemaps.maintenance import apply_all
 from sitemap_server.testing import SITE_URL, client, installed_plugins_loaded, reset_database
 
-STATUSES = ["publish", "publish", "publish", "publish", "draft", "private", "pending"]
+STATUSES = ["publish", "publish", "publish", "publish", "future", "draft", "private", "pending"]
 NOW = datetime.now(UTC).replace(microsecond=0)
 # Past dates, recent ones (inside the news sitemap's 48 hours until the clock moves), and
 # scheduled ones: soon (an hour's move makes it live) and far ahead.

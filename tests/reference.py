@@ -123,7 +123,7 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
             robots = "noindex" if post_type.noindex else "index"
         url = permalink(post)
         return (
-            post.status == "publish"
+            post.status in ("publish", "future")
             and not post.password
             and post_type.public
             and robots != "noindex"

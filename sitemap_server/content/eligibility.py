@@ -24,8 +24,8 @@ from typing import Any
 import pluggy
 from sqlalchemy import BindParameter, ColumnElement, and_, or_, select
 
-from ..models import Author, Post, PostStatus, PostType, Robots, SitemapEntry, Taxonomy, Term
-from ..models.content import MAX_URL_LENGTH
+from ..models import Author, Post, PostType, Robots, SitemapEntry, Taxonomy, Term
+from ..models.content import LISTED_STATUSES, MAX_URL_LENGTH
 from ..models.site import ExcludedPost, SiteSettings
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,11 @@ def post_rules(plugins: pluggy.PluginManager, post_type: PostType, now: datetime
         Rule(
             "status",
             "S-201",
-            Post.status == PostStatus.PUBLISH,
-            lambda post: f"its status is {post.status}; only published posts are listed",
+            Post.status.in_(LISTED_STATUSES),
+            lambda post: (
+                f"its status is {post.status}; only published and scheduled (future) posts "
+                "are listed"
+            ),
         ),
         Rule(
             "password",

@@ -44,6 +44,11 @@ class PostStatus(enum.StrEnum):
     TRASH = "trash"
 
 
+# The statuses a post is listed with once its publication date has come: ``future`` is
+# WordPress's scheduled post, which WordPress's cron publishes at that date (S-201).
+LISTED_STATUSES = (PostStatus.PUBLISH, PostStatus.FUTURE)
+
+
 class Robots(enum.StrEnum):
     """A post's own robots setting; ``default`` defers to its post type."""
 

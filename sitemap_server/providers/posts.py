@@ -14,7 +14,8 @@ from ..content import eligibility, permalinks
 from ..content.images import post_images
 from ..content.translations import group_members
 from ..hookspecs import hookimpl
-from ..models import Post, PostStatus, PostType, SitemapEntry, SiteSettings, post_terms
+from ..models import Post, PostType, SitemapEntry, SiteSettings, post_terms
+from ..models.content import LISTED_STATUSES
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry, alternate_links
 from ..sitemaps.providers import BuildContext, Provider, chunks
@@ -29,7 +30,7 @@ _posts = cast(Table, Post.__table__)
 _entries = cast(Table, SitemapEntry.__table__)
 NEXT_SCHEDULED = select(func.min(_posts.c.published_at)).where(
     _posts.c.type == bindparam("type"),
-    _posts.c.status == PostStatus.PUBLISH,
+    _posts.c.status.in_(LISTED_STATUSES),
     _posts.c.published_at > bindparam("now"),
 )
 NEWEST_LISTED = (
@@ -105,7 +106,7 @@ class PostTypeProvider(Provider):
         those posts would record them)."""
         gone_live = select(Post.id, Post.author_id).where(
             Post.type == self.name,
-            Post.status == PostStatus.PUBLISH,
+            Post.status.in_(LISTED_STATUSES),
             Post.published_at >= due_at,
             Post.published_at <= ctx.now,
         )

@@ -184,6 +184,8 @@ def reset_database(engine: Engine, seed: dict[str, list[dict[str, Any]]]) -> Non
             )
             for sequence in list(sequences):
                 conn.execute(text(f'ALTER SEQUENCE "{sequence}" RESTART'))
+        else:  # the AUTOINCREMENT tables' counters (models.content.NEVER_REUSED)
+            conn.execute(text("DELETE FROM sqlite_sequence"))
         for table in tables:
             if seed.get(table.name):
                 conn.execute(insert(table), seed[table.name])

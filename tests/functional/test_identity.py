@@ -42,8 +42,6 @@ def test_settings_naming_a_deleted_page_forget_it(api):
     page = api.post_json(
         "/api/posts", {**CREATES["posts"], "type": "page", "title": "Home"}, status=201
     ).json
-    api.patch_json(
-        "/api/settings", {"front_page": "page", "front_page_id": page["id"]}, status=200
-    )
+    api.patch_json("/api/settings", {"front_page": "page", "front_page_id": page["id"]}, status=200)
     api.delete(f"/api/posts/{page['id']}", status=204)
     assert api.get("/api/settings").json["front_page_id"] is None
