@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 import yaml
 
+from ..content.slugs import SLUG_RULE, is_slug
 from ..content.urls import http_url_problem, is_http_url, is_image_url, is_site_path
 from ..errors import FieldProblem
 
@@ -83,6 +84,7 @@ FORMATS: dict[str, tuple[Callable[[object], bool], str]] = {
     "date-time": (_is_aware_datetime, "an RFC 3339 date-time with a UTC offset"),
     "timezone": (_is_timezone, "an IANA time zone name such as Europe/Paris"),
     "hostname": (_is_hostname, "a host name such as cdn.example.com"),
+    "slug": (is_slug, SLUG_RULE),
 }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from urllib.parse import quote
 
+from .sanitize import normal_path
 from .urls import is_site_path
 
 PATTERN_FIELDS = ("slug", "path", "id", "year", "month", "day", "type")
@@ -50,10 +51,10 @@ def post_path(
     An explicit path stored on the post wins over the pattern.
     """
     if explicit_path:
-        return quote(explicit_path, safe="/%:@!$&'()*+,;=-._~")
+        return normal_path(explicit_path)
     values = {
-        "slug": slug,
-        "path": "/".join([*ancestors, slug]),
+        "slug": segment(slug),
+        "path": "/".join(map(segment, [*ancestors, slug])),
         "id": str(post_id),
         "type": post_type,
         "year": f"{date.year:04d}" if date else "",
@@ -74,15 +75,21 @@ def part_url(permalink: str, part: int) -> str:
     return f"{base}{part}/"
 
 
+def segment(slug: str) -> str:
+    """A slug as a URL's path segment: percent-encoded UTF-8 ("über" → "%C3%BCber"), the
+    way browsers send it and WordPress writes it (upper-case hex, RFC 3986's normal form)."""
+    return slug if slug.isascii() else quote(slug, safe="")
+
+
 def author_path(slug: str) -> str:
-    return f"/author/{slug}/"
+    return f"/author/{segment(slug)}/"
 
 
 def term_path(archive_base: str, slugs: Sequence[str]) -> str:
     """A term archive: ``/{base}/{parent}/{child}/`` for hierarchical taxonomies."""
     base = archive_base.strip("/")
     prefix = f"/{base}" if base else ""
-    return f"{prefix}/{'/'.join(slugs)}/"
+    return f"{prefix}/{'/'.join(map(segment, slugs))}/"
 
 
 def home_path() -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from functools import lru_cache
 from urllib.parse import urljoin, urlsplit
 
@@ -26,7 +27,8 @@ _URL_BREAKS = str.maketrans("", "", "\t\n\r")
 _UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 _PATH_SAFE = frozenset(_UNRESERVED + "!$&'()*+,;=" + ":@/")
 _QUERY_SAFE = _PATH_SAFE | {"?"}
-_HEX = frozenset("0123456789abcdefABCDEF")
+_UNRESERVED_SET = frozenset(_UNRESERVED)
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _NOTHING_TO_ENCODE = {
     safe: re.compile("(?:[" + re.escape("".join(sorted(safe))) + "]|%[0-9A-Fa-f]{2})*")
     for safe in (_PATH_SAFE, _QUERY_SAFE)
@@ -55,7 +57,8 @@ def normal_url(value: str, base: str | None = None) -> str:
     text = clean_text(value).translate(_URL_BREAKS).strip(" ")
     if not text:
         raise UnsafeUrl("is empty")
-    plain = _PLAIN_URL.fullmatch(text) if "/." not in text else None
+    # Escapes may need normalizing (``_encode``): not plain.
+    plain = _PLAIN_URL.fullmatch(text) if "/." not in text and "%" not in text else None
     if plain is not None and not (plain.group(3) or "").startswith("0"):
         _port(plain.group(3) or "")
         _host(plain.group(2))
@@ -207,22 +210,50 @@ def _host(host: str) -> str:
 
 
 def _encode(component: str, safe: frozenset[str]) -> str:
-    """``component`` with every character RFC 3986 does not allow there percent-encoded
-    (UTF-8); escapes already there are kept, a ``%`` that starts none is encoded."""
-    if _NOTHING_TO_ENCODE[safe].fullmatch(component):
+    """``component`` in RFC 3986's normal form: every character not allowed there
+    percent-encoded (UTF-8), escapes in upper case, an escape of an unreserved character
+    decoded ("%7e" → "~"), non-ASCII text in NFC, so that one URL has one spelling
+    ("/über/", "/%c3%bcber/" and "/u%CC%88ber/" are all "/%C3%BCber/"). An escape of
+    anything else stays one ("%2F" is not "/"); a ``%`` that starts none is encoded."""
+    if "%" not in component and _NOTHING_TO_ENCODE[safe].fullmatch(component):
         return component
     out: list[str] = []
-    length = len(component)
-    for index, char in enumerate(component):
-        if char in safe:
-            out.append(char)
-        elif (
-            char == "%"
-            and index + 2 < length
-            and component[index + 1] in _HEX
-            and component[index + 2] in _HEX
-        ):
-            out.append("%")
+    # What is written as itself when ASCII and encoded when not, put in NFC together (a
+    # combining mark composes with the letter before it, whichever way each came).
+    text: list[str] = []
+
+    def flush() -> None:
+        if text:
+            for char in unicodedata.normalize("NFC", "".join(text)):
+                if char < "\x80":
+                    out.append(char)
+                else:
+                    out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
+            text.clear()
+
+    def escaped(code: int) -> None:
+        flush()
+        out.append(f"%{code:02X}")
+
+    index, length = 0, len(component)
+    while index < length:
+        char = component[index]
+        run = _ESCAPES.match(component, index) if char == "%" else None
+        if run is not None:
+            index = run.end()
+            decoded = bytes.fromhex(run.group().replace("%", "")).decode("utf-8", "surrogateescape")
+            for one in decoded:
+                if "\udc80" <= one <= "\udcff":  # a byte that is not UTF-8: kept
+                    escaped(ord(one) - 0xDC00)
+                elif one < "\x80" and one not in _UNRESERVED_SET:
+                    escaped(ord(one))
+                else:
+                    text.append(one)
+            continue
+        if char < "\x80" and char not in safe:
+            escaped(ord(char))
         else:
-            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
+            text.append(char)
+        index += 1
+    flush()
     return "".join(out)

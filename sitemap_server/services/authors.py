@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from ..errors import Conflict
 from ..models import Author, Post
-from .common import apply, changed, ensure_free, flush, get_or_404
+from .common import apply, changed, ensure_free, flush, get_or_404, with_normal_slug
 from .ids import use_explicit_id
 
 FIELDS = ("slug", "name", "noindex")
@@ -22,6 +22,7 @@ def get_author(
 
 
 def create_author(session: Session, data: dict[str, Any]) -> Author:
+    data = with_normal_slug(data)
     ensure_free(session, Author.slug, data["slug"], "slug")
     author = Author(noindex=False)
     use_explicit_id(session, Author, author, data)
@@ -33,6 +34,7 @@ def create_author(session: Session, data: dict[str, Any]) -> Author:
 
 
 def update_author(session: Session, author: Author, data: dict[str, Any]) -> Author:
+    data = with_normal_slug(data)
     if "slug" in data and data["slug"] != author.slug:
         ensure_free(session, Author.slug, data["slug"], "slug")
     apply(author, data, FIELDS)

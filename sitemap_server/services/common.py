@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
-from ..content.slugs import unique_slug
+from ..content.slugs import normal_slug, unique_slug
 from ..errors import Conflict, Invalid, NotFound, logged
 from ..models import hold_lock, take_write_lock
 from ..models.meta import utcnow
@@ -35,6 +35,14 @@ CHANGED_CONCURRENTLY = (
     "the {what} was changed or deleted by another request at the same time; "
     "fetch it again and retry"
 )
+
+
+def with_normal_slug(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with its slug as it is stored, in NFC: "über" is one slug however a
+    client's keyboard composed it (``content.slugs``)."""
+    if isinstance(data.get("slug"), str):
+        return {**data, "slug": normal_slug(data["slug"])}
+    return data
 
 
 def get_or_404(

@@ -32,6 +32,7 @@ from .common import (
     lock_slugs,
     parse_datetime,
     parse_modified,
+    with_normal_slug,
 )
 from .ids import (
     allocating_ids,
@@ -227,6 +228,7 @@ def prepare_post(
     lookups: Lookups, data: dict[str, Any], now: datetime | None = None
 ) -> tuple[dict[str, Any], list[int]]:
     """Check a new post and return its row and its term ids (nothing is written)."""
+    data = with_normal_slug(data)
     now = now or utcnow()
     post_type = lookups.post_type(data["type"])
     if post_type is None:
@@ -291,6 +293,7 @@ def get_post(
 
 
 def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None = None) -> Post:
+    data = with_normal_slug(data)
     lookups = lookups or Lookups(session)
     if "slug" not in data:
         lock_slugs(session, "posts", data["type"])
@@ -320,6 +323,7 @@ def _slug_taken(session: Session, post_type: str) -> Callable[[str], bool]:
 
 
 def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
+    data = with_normal_slug(data)
     if data.get("parent") is not None:
         lock_parents(session, "posts", post.type)  # first: see update_term
     lookups = Lookups(session)

@@ -24,6 +24,7 @@ from .common import (
     lock_parents,
     lock_slugs,
     require_reference,
+    with_normal_slug,
 )
 from .ids import use_explicit_id
 
@@ -79,6 +80,7 @@ def _check_translation(
 
 
 def create_term(session: Session, data: dict[str, Any]) -> Term:
+    data = with_normal_slug(data)
     taxonomy = require_reference(session, Taxonomy, data["taxonomy"], "taxonomy", "taxonomy")
     term = Term(taxonomy=taxonomy.name, description="", noindex=False)
     use_explicit_id(session, Term, term, data)
@@ -106,6 +108,7 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
 
 
 def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
+    data = with_normal_slug(data)
     if data.get("parent") is not None:
         # Before this request flushes anything: a flushed change of its slug would lock
         # its row against requests pointing a row at it, such as the one holding this

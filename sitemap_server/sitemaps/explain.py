@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from ..content import eligibility, permalinks
 from ..content.eligibility import Exclusion, Rule
+from ..content.sanitize import clean_url
 from ..context import plugins_of
 from ..errors import NotFound
 from ..models import Author, Post, PostType, SitemapEntry, SitemapPage, Taxonomy, Term, post_terms
@@ -118,6 +119,8 @@ class Explainer:
 
     def url(self, given: str) -> Explanation:
         url = self.site_url + given if given.startswith("/") else given
+        # In the form the documents write it: an IRI, escapes in lower case, NFD text.
+        url = clean_url(url) or url
         path = self._path(url)
         if path is None:
             raise NotFound(f"{given} is not on this site ({self.site_url}/)")

@@ -75,7 +75,7 @@ def test_duplicate_slug_is_409(api, db_snapshot):
         ({"slug": "_jane", "name": "J"}, "slug"),
         ({"slug": "jane doe", "name": "J"}, "slug"),
         ({"slug": "jane/doe", "name": "J"}, "slug"),
-        ({"slug": "jané", "name": "J"}, "slug"),
+        ({"slug": "janÉ", "name": "J"}, "slug"),  # upper case, in any script
         ({"slug": "", "name": "J"}, "slug"),
         ({"slug": "j" * 201, "name": "J"}, "slug"),
         ({"slug": 5, "name": "J"}, "slug"),

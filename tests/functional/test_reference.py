@@ -83,7 +83,7 @@ def test_a_small_site_written_out_by_hand(api, testapp, app_session):
         {"robots": "noindex"},
         {"canonical": "http://elsewhere.test/copy/"},
         {"exclude_from_sitemap": True},
-        {"published_at": "2099-01-01T00:00:00+00:00"},
+        {"published_at": "2099-01-01T00:00:00+00:00", "modified_at": MAY},
     ):
         post(
             api, "Left out", **{"published_at": MAY, "author": alice, "terms": [europe], **excluded}

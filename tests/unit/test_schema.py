@@ -44,7 +44,7 @@ def test_a_valid_line_has_no_problems():
             "UTC offset",
         ),
         ({"post": {"type": "post", "title": "x", "terms": [1, "2"]}}, "post/terms/1", "integer"),
-        ({"author": {"slug": "Bad Slug", "name": "x"}}, "author/slug", "pattern"),
+        ({"author": {"slug": "Bad Slug", "name": "x"}}, "author/slug", "lower-case letters"),
         ({"gadget": {}}, "gadget", "is not a known field"),
     ],
 )
