@@ -17,6 +17,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -102,7 +103,19 @@ post_terms = Table(
 class Post(Base):
     __tablename__ = "posts"
     __table_args__ = (
-        UniqueConstraint("type", "slug", name="uq_posts_type_slug"),
+        # A slug is unique among its siblings (WordPress's rule): the posts of one type
+        # with one parent, and those at the top (a unique index of its own: NULL parents
+        # all differ in the first). A type that is not hierarchical has no parents: its
+        # slugs are unique in it.
+        Index("uq_posts_type_parent_slug", "type", "parent_id", "slug", unique=True),
+        Index(
+            "uq_posts_type_slug_top",
+            "type",
+            "slug",
+            unique=True,
+            sqlite_where=text("parent_id IS NULL"),
+            postgresql_where=text("parent_id IS NULL"),
+        ),
         # A translation group holds one post per language, all of one type (S-405).
         UniqueConstraint(
             "type", "translation_group", "language", name="uq_posts_type_translation_group"

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from ..content.slugs import normal_slug
 from ..errors import FieldProblem, Invalid, ServiceError
 from ..models import Post
 from ..sitemaps.changes import DEFER_CHANGES, dispatch_changes, record
@@ -65,13 +66,13 @@ class _PostBatch:
     def flush(self) -> None:
         if not self.pending:
             return
-        # One query per type tells which of the batch's slugs are taken.
-        wanted: dict[str, set[str]] = {}
+        # One query per type (and parent) tells which of the batch's slugs are taken.
+        wanted: dict[tuple[str, int | None], set[str]] = {}
         for _line, data in self.pending:
-            slug = data.get("slug") or base_slug(data)
-            wanted.setdefault(data["type"], set()).add(slug)
-        for post_type, slugs in wanted.items():
-            self.lookups.prefetch_slugs(post_type, slugs)
+            slug = normal_slug(data.get("slug") or base_slug(data))
+            wanted.setdefault((data["type"], data.get("parent")), set()).add(slug)
+        for (post_type, parent), slugs in wanted.items():
+            self.lookups.prefetch_slugs(post_type, parent, slugs)
         rows, links = [], []
         for line, data in self.pending:
             try:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import ColumnElement, and_, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..content.slugs import slugify, unique_slug
@@ -75,8 +75,9 @@ class Lookups:
         self._authors: set[int] = set()
         self._terms: set[int] = set()
         self._post_types: dict[int, str] = {}  # post id -> its type
-        self._slugs: dict[str, set[str]] = {}  # type -> slugs known to be taken
-        self._free_slugs: dict[str, set[str]] = {}  # type -> slugs known to be free
+        # (type, parent) -> slugs known to be taken, and known to be free (``siblings``)
+        self._slugs: dict[tuple[str, int | None], set[str]] = {}
+        self._free_slugs: dict[tuple[str, int | None], set[str]] = {}
         # (type, translation group, language) -> the post that has it (None: not yet known)
         self._translations: dict[tuple[str, str, str], int | None] = {}
         self._languages: list[str] | None = None
@@ -106,30 +107,33 @@ class Lookups:
             self._post_types[post_id] = found
         return self._post_types[post_id]
 
-    def slug_taken(self, post_type: str, slug: str) -> bool:
-        if slug in self._slugs.setdefault(post_type, set()):
+    def slug_taken(self, post_type: str, slug: str, parent: int | None = None) -> bool:
+        """Whether a post of ``post_type`` under ``parent`` (``siblings``) has ``slug``."""
+        scope = (post_type, parent)
+        if slug in self._slugs.setdefault(scope, set()):
             return True
-        if slug in self._free_slugs.get(post_type, ()):
+        if slug in self._free_slugs.get(scope, ()):
             return False
         found = self.session.scalar(
-            select(Post.id).where(Post.type == post_type, Post.slug == slug).limit(1)
+            select(Post.id).where(siblings(post_type, parent), Post.slug == slug).limit(1)
         )
         if found is not None:
-            self._slugs[post_type].add(slug)
+            self._slugs[scope].add(slug)
         return found is not None
 
-    def prefetch_slugs(self, post_type: str, slugs: Iterable[str]) -> None:
+    def prefetch_slugs(self, post_type: str, parent: int | None, slugs: Iterable[str]) -> None:
         """Learn in one query which of ``slugs`` are taken (the importer, per batch)."""
-        wanted = set(slugs) - self._slugs.setdefault(post_type, set())
+        scope = (post_type, parent)
+        wanted = set(slugs) - self._slugs.setdefault(scope, set())
         if not wanted:
             return
         taken = set(
             self.session.scalars(
-                select(Post.slug).where(Post.type == post_type, Post.slug.in_(wanted))
+                select(Post.slug).where(siblings(post_type, parent), Post.slug.in_(wanted))
             )
         )
-        self._slugs[post_type] |= taken
-        self._free_slugs.setdefault(post_type, set()).update(wanted - taken)
+        self._slugs[scope] |= taken
+        self._free_slugs.setdefault(scope, set()).update(wanted - taken)
 
     def translation_of(self, post_type: str, group: str, language: str) -> int | None:
         """The post of ``post_type`` that is the ``language`` member of ``group``, if any."""
@@ -162,11 +166,28 @@ class Lookups:
     def remember_term(self, term_id: int) -> None:
         self._terms.add(term_id)
 
-    def remember_post(self, post_type: str, slug: str, post_id: int | None) -> None:
-        self._slugs.setdefault(post_type, set()).add(slug)
-        self._free_slugs.get(post_type, set()).discard(slug)
+    def remember_post(
+        self, post_type: str, slug: str, post_id: int | None, parent: int | None = None
+    ) -> None:
+        self._slugs.setdefault((post_type, parent), set()).add(slug)
+        self._free_slugs.get((post_type, parent), set()).discard(slug)
         if post_id is not None:
             self._post_types[post_id] = post_type
+
+
+def siblings(post_type: str, parent: int | None) -> ColumnElement[bool]:
+    """The posts among which a slug must be unique: WordPress's rule, the posts of
+    ``post_type`` with the same parent (``None``: at the top; the only place of a post of
+    a type that is not hierarchical). Two unique indexes hold it (``models.content``)."""
+    at = Post.parent_id.is_(None) if parent is None else Post.parent_id == parent
+    return and_(Post.type == post_type, at)
+
+
+def _taken_message(slug: str, post_type: PostType, parent: int | None) -> str:
+    where = f" under post {parent}" if post_type.hierarchical and parent is not None else ""
+    if post_type.hierarchical and parent is None:
+        where = " at the top level"
+    return f"{slug!r} is already taken by another {post_type.name}{where}"
 
 
 def _check_parent(
@@ -241,14 +262,13 @@ def prepare_post(
     group, language = data.get("translation_group"), data.get("language")
     check_translation(lookups, post_type.name, group, language, data.get("id"))
 
+    parent = data.get("parent")
     if "slug" in data:
-        if lookups.slug_taken(post_type.name, data["slug"]):
-            raise Conflict.field(
-                "slug", f"{data['slug']!r} is already taken by another {post_type.name}"
-            )
+        if lookups.slug_taken(post_type.name, data["slug"], parent):
+            raise Conflict.field("slug", _taken_message(data["slug"], post_type, parent))
         slug = data["slug"]
     else:
-        slug = unique_slug(base_slug(data), lambda s: lookups.slug_taken(post_type.name, s))
+        slug = unique_slug(base_slug(data), lambda s: lookups.slug_taken(post_type.name, s, parent))
 
     status = data.get("status", PostStatus.DRAFT)
     published_at = parse_datetime(data.get("published_at"), "published_at")
@@ -279,7 +299,7 @@ def prepare_post(
     }
     if "id" in data:
         row["id"] = data["id"]
-    lookups.remember_post(post_type.name, slug, data.get("id"))
+    lookups.remember_post(post_type.name, slug, data.get("id"), parent)
     # An import line after this one may not take the same place in the group (the id is
     # not known yet for a new post: any number but a real id says "taken").
     lookups.remember_translation(post_type.name, group, language, data.get("id", 0))
@@ -309,14 +329,15 @@ def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None 
         session.add(post)
         flush(session, "post")
     else:
-        add_with_free_slug(session, post, "post", base_slug(data), _slug_taken(session, post.type))
+        taken = _slug_taken(session, post.type, post.parent_id)
+        add_with_free_slug(session, post, "post", base_slug(data), taken)
     changed(session, posts={post.id}, authors={post.author_id}, terms=set(term_ids))
     return post
 
 
-def _slug_taken(session: Session, post_type: str) -> Callable[[str], bool]:
+def _slug_taken(session: Session, post_type: str, parent: int | None) -> Callable[[str], bool]:
     def taken(slug: str) -> bool:
-        query = select(Post.id).where(Post.type == post_type, Post.slug == slug).limit(1)
+        query = select(Post.id).where(siblings(post_type, parent), Post.slug == slug).limit(1)
         return session.scalar(query) is not None
 
     return taken
@@ -349,18 +370,25 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
             data.get("language", post.language),
             post.id,
         )
-    if "parent" in data:
-        if data["parent"] is not None:
-            _check_parent(lookups, session.get_one(PostType, post.type), data["parent"], post.id)
-        post.parent_id = data["parent"]
+    slug, parent = data.get("slug", post.slug), data.get("parent", post.parent_id)
+    if (slug, parent) != (post.slug, post.parent_id):
+        post_type = session.get_one(PostType, post.type)
+        if "parent" in data:
+            _check_parent(lookups, post_type, parent, post.id)
+        # Its new place must be free: the slug among its new siblings (a move under a
+        # parent with a child of the same slug would give two posts one URL).
+        with session.no_autoflush:
+            other = session.scalar(
+                select(Post.id)
+                .where(siblings(post.type, parent), Post.slug == slug, Post.id != post.id)
+                .limit(1)
+            )
+        if other is not None:
+            field = "slug" if "slug" in data else "parent"
+            raise Conflict.field(field, f"{_taken_message(slug, post_type, parent)} (post {other})")
+        post.parent_id, post.slug = parent, slug
     if "author" in data:
         post.author_id = data["author"]
-    if "slug" in data and data["slug"] != post.slug:
-        if lookups.slug_taken(post.type, data["slug"]):
-            raise Conflict.field(
-                "slug", f"{data['slug']!r} is already taken by another {post.type}"
-            )
-        post.slug = data["slug"]
     if "published_at" in data:
         post.published_at = parse_datetime(data["published_at"], "published_at")
     if "terms" in data:

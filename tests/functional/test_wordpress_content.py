@@ -19,7 +19,9 @@ NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "xhtml": "http://www.w
 
 
 def page(api, **fields):
+    """A published page; ``slug=None`` leaves the slug to be made from the title."""
     body = {"type": "page", "status": "publish", "published_at": JAN, "title": "Page", **fields}
+    body = {name: value for name, value in body.items() if value is not None or name != "slug"}
     return api.post_json("/api/posts", body, status=201).json
 
 
@@ -102,3 +104,69 @@ def test_hreflang_alternates_carry_the_encoded_urls(api, testapp):
         [f"{SITE_URL}/%C3%BCber-uns/", f"{SITE_URL}/{quote('私たちについて')}/"]
     )
     assert links[de["permalink"]][:2] == expected or set(expected) <= set(links[de["permalink"]])
+
+
+# Slugs unique among siblings (WordPress's rule for hierarchical types) -----------------
+
+
+def test_pages_under_different_parents_may_share_a_slug(api, testapp):
+    about, services = page(api, slug="about"), page(api, slug="services")
+    team = [page(api, slug="team", parent=parent["id"]) for parent in (about, services)]
+    assert [p["permalink"] for p in team] == [
+        f"{SITE_URL}/about/team/",
+        f"{SITE_URL}/services/team/",
+    ]
+    assert {p["permalink"] for p in team} <= set(url_locs(testapp, "/page-sitemap.xml"))
+    # A slug made from a title is also free under another parent: no "-2".
+    made = page(api, title="Team", parent=services["id"], slug=None)
+    assert made["slug"] == "team-2"  # under services, where "team" is taken
+    assert page(api, title="Team")["slug"] == "team"  # at the top, where it is free
+
+
+def test_a_slug_taken_among_siblings_is_a_409_that_changes_nothing(api, db_snapshot):
+    about = page(api, slug="about")
+    page(api, slug="team", parent=about["id"])
+    before = db_snapshot()
+    for body in ({"slug": "team", "parent": about["id"]}, {"slug": "about"}):
+        response = api.post_json(
+            "/api/posts", {"type": "page", "title": "T", **body}, expect_errors=True
+        )
+        assert "already taken" in assert_problem(response, 409, "slug")["detail"]
+    assert db_snapshot() == before
+
+
+def test_a_move_under_a_parent_with_a_child_of_that_slug_is_a_409(api, testapp, db_snapshot):
+    about, services = page(api, slug="about"), page(api, slug="services")
+    page(api, slug="team", parent=about["id"])
+    moving = page(api, slug="team", parent=services["id"])
+    before = db_snapshot()
+    response = api.patch_json(
+        f"/api/posts/{moving['id']}", {"parent": about["id"]}, expect_errors=True
+    )
+    assert "already taken" in assert_problem(response, 409, "parent")["detail"]
+    # To the top, where no "team" is, it may go.
+    assert db_snapshot() == before
+    moved = api.patch_json(f"/api/posts/{moving['id']}", {"parent": None}, status=200).json
+    assert moved["permalink"] == f"{SITE_URL}/team/"
+    assert moved["permalink"] in url_locs(testapp, "/page-sitemap.xml")
+
+
+def test_a_type_that_is_not_hierarchical_keeps_slugs_unique_in_it(api):
+    post = {"type": "post", "title": "Hello", "slug": "hello"}
+    api.post_json("/api/posts", post, status=201)
+    assert_problem(api.post_json("/api/posts", post, expect_errors=True), 409, "slug")
+
+
+def test_an_import_brings_pages_of_one_slug_under_different_parents(api, testapp):
+    import json
+
+    lines = [
+        {"post": {"id": 501, "type": "page", "title": "About", "status": "publish"}},
+        {"post": {"id": 502, "type": "page", "title": "Services", "status": "publish"}},
+        {"post": {"type": "page", "title": "Team", "parent": 501, "status": "publish"}},
+        {"post": {"type": "page", "title": "Team", "parent": 502, "status": "publish"}},
+    ]
+    body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    api.post("/api/import", body, content_type="application/x-ndjson", status=200)
+    locs = url_locs(testapp, "/page-sitemap.xml")
+    assert {f"{SITE_URL}/about/team/", f"{SITE_URL}/services/team/"} <= set(locs)
