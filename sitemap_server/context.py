@@ -33,6 +33,8 @@ class AppContext:
     max_page_bytes: int = MAX_PAGE_BYTES
     # Every setting, normalised, the plugins' own (``sitemap_settings``) with the core's.
     settings: MutableMapping[str, Any] = field(default_factory=dict)
+    # The plugins' settings that change documents (``Setting.documents``), by name.
+    document_settings: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_settings(
@@ -46,13 +48,35 @@ class AppContext:
         plugins = settings.get(PLUGIN_MANAGER) or from_settings(dict(settings))
         settings[PLUGIN_MANAGER] = plugins
         # The plugins' own settings (the core's were read before its plugins were known).
-        normalize(settings, environ, declared=declared_settings(plugins))
+        declared = declared_settings(plugins)
+        normalize(settings, environ, declared=declared)
         return cls(
             plugins=plugins,
             site_url=str(settings.get("sitemap_server.site_url") or DEFAULT_SITE_URL),
             max_page_bytes=int(settings.get("sitemap_server.max_page_bytes") or MAX_PAGE_BYTES),
             settings=settings,
+            document_settings={s.name: settings.get(s.name) for s in declared if s.documents},
         )
+
+    def output_settings(self, site_url: str) -> dict[str, Any]:
+        """What the stored documents were built with besides the content and the stored
+        settings: the site URL in effect (``site_url``: the stored one, else the ini
+        file's), the page size and the plugins' document settings. Rebuilt when a start
+        finds them changed (``sitemaps.rendering.render_key``)."""
+        return {
+            "site_url": site_url,
+            "max_page_bytes": self.max_page_bytes,
+            **{name: _plain(value) for name, value in sorted(self.document_settings.items())},
+        }
+
+
+def _plain(value: Any) -> Any:
+    """A setting's value as JSON keeps it (a tuple of names becomes a list)."""
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
 
 
 def context_of(session: Session) -> AppContext:

@@ -311,11 +311,14 @@ def sitemap_settings() -> list[Setting]:
     after the plugin (``sitemap_server_podcasts.feed_url``), and list them in the plugin's
     README: a name the core or another plugin already declares is refused at start-up.
 
-    :return: ``Setting(name, default, parse, env=None, doc="")`` objects; ``parse`` turns
-        the text into the value or raises ``ValueError`` saying what is wrong (the plugin
-        API has ``positive_int``, ``positive_float``, ``seconds``, ``boolean``, ``names``,
-        ``http_url``, and ``optional(parse)`` for one that may be empty); ``default`` is
-        text too, ``None`` when the setting is required.
+    :return: ``Setting(name, default, parse, env=None, doc="", documents=False)``
+        objects; ``parse`` turns the text into the value or raises ``ValueError`` saying
+        what is wrong (the plugin API has ``positive_int``, ``positive_float``,
+        ``seconds``, ``boolean``, ``names``, ``http_url``, and ``optional(parse)`` for one
+        that may be empty); ``default`` is text too, ``None`` when the setting is
+        required. ``documents=True`` for a setting whose value changes what the stored
+        sitemaps hold (a publication name the news sitemap prints): a start with another
+        value rebuilds them, as one with another site URL does.
 
     Example::
 

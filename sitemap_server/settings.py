@@ -91,13 +91,16 @@ class Setting:
     """One setting: ``parse`` turns the ini file's text into its value, or raises
     ``ValueError`` with what is wrong ("must be a positive integer"); ``default`` is text
     too (None: required); ``env`` names an environment variable that wins over the file;
-    ``doc`` is the line the documentation shows."""
+    ``doc`` is the line the documentation shows; ``documents``: its value changes what
+    the stored sitemaps hold, so a start with another value rebuilds them (the core's
+    site URL and page size are such; a plugin's may be)."""
 
     name: str
     default: str | None
     parse: Callable[[str], Any]
     env: str | None = None
     doc: str = ""
+    documents: bool = False
 
 
 SETTINGS: tuple[Setting, ...] = (

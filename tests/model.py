@@ -77,7 +77,21 @@ DATES = [
     (NOW + timedelta(minutes=30)).isoformat(),
     "2099-01-01T00:00:00+00:00",
 ]
-TITLES = st.sampled_from(["News", "About", "Team", "Europe", "Paris", "Hello world", "News"])
+# Titles that collide (pages of one title under different parents share a slug, as in
+# WordPress) and that are not ASCII (Unicode slugs, percent-encoded in URLs).
+TITLES = st.sampled_from(
+    [
+        "News",
+        "About",
+        "Team",
+        "Europe",
+        "Paris",
+        "Hello world",
+        "News",
+        "Über uns",
+        "日本語のページ",
+    ]
+)
 SITE_URLS = [None, "http://www.example.org", "https://example.org/blog"]
 CDN = "cdn.example.net"
 FEATURED = [
@@ -384,6 +398,7 @@ def machine_for(
                     {"status": "draft"},
                     {"status": "trash"},
                     {"title": "Renamed", "slug": "renamed"},
+                    {"slug": "über-uns"},
                     {"published_at": DATES[1]},
                     {"published_at": DATES[3]},
                     {"published_at": DATES[4]},

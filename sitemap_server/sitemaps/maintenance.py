@@ -42,8 +42,8 @@ from .changes import ContentChanges, UrlChange
 from .entries import Entry
 from .pages import overfull_pages, recut_pages, refresh_page_dates
 from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, chunks
-from .rendering import EntryRenderer, render_key
-from .versions import bump, set_due, set_rendered, stored_state
+from .rendering import EntryRenderer, render_key, settings_key
+from .versions import StoredState, bump, set_due, set_rendered, stored_state
 from .xml import EntryRules, site_zone
 
 log = logging.getLogger(__name__)
@@ -167,6 +167,7 @@ def build_context(
 ) -> BuildContext:
     settings = get_settings(session)
     site_url = effective_site_url(settings, configured_site_url(session))
+    output = output_of(session)
     return BuildContext(
         session=session,
         plugins=plugins,
@@ -177,13 +178,39 @@ def build_context(
         page_bytes=context_of(session).max_page_bytes - PAGE_FRAME_BYTES,
         post_providers=[p.name for p in providers if p.kind == "post"],
         zone=site_zone(settings.timezone),
+        output=output,
+        output_key=settings_key(output),
     )
 
 
-def unrendered(providers: list[Provider], rendered: dict[str, str | None]) -> set[str]:
-    """The providers whose stored fragments are not all from their current template
-    (never built, built before fragments were stored, or the template changed)."""
-    return {p.name for p in providers if rendered.get(p.name) != render_key(p.template)}
+def output_of(session: Session) -> dict[str, Any]:
+    """``AppContext.output_settings`` for the site URL in effect (``build_context``'s)."""
+    settings = get_settings(session)
+    site_url = effective_site_url(settings, configured_site_url(session))
+    return context_of(session).output_settings(site_url)
+
+
+def unrendered(output: dict[str, Any], providers: list[Provider], state: StoredState) -> set[str]:
+    """The providers whose stored fragments are not all from their current template and
+    output settings (never built, built before fragments were stored, the template
+    changed, or a start with another site URL, page size or plugin document setting:
+    said in the log, once per pass that rebuilds)."""
+    key = settings_key(output)
+    stale = {p.name for p in providers if state.rendered.get(p.name) != render_key(p.template, key)}
+    moved: dict[str, tuple[Any, Any]] = {}
+    for name in sorted(stale):
+        built = state.built.get(name)
+        if built is not None and built != output:
+            for setting in sorted(built.keys() | output.keys()):
+                if built.get(setting) != output.get(setting):
+                    moved.setdefault(setting, (built.get(setting), output.get(setting)))
+    if moved:
+        log.warning(
+            "the stored sitemaps (%s) were built with other settings: %s; rebuilding them",
+            ", ".join(sorted(stale)),
+            "; ".join(f"{name} {old!r} -> {new!r}" for name, (old, new) in moved.items()),
+        )
+    return stale
 
 
 def refresh(session: Session, changes: ContentChanges) -> list[str]:
@@ -192,8 +219,9 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
     plugins = plugins_of(session)
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
-    stored, rendered = stored_state(session)
-    stale = unrendered(providers, rendered)
+    state = stored_state(session)
+    stored = state.due
+    stale = unrendered(ctx.output, providers, state)
     overdue: set[str] = set()
     if not changes.everything:
         changes, overdue = _with_due_changes(ctx, providers, stored, changes)
@@ -416,10 +444,11 @@ def catch_up(session: Session, wait: bool = True) -> bool:
     while count := apply_pending(session):
         applied += count
     now = utcnow()
-    stored, rendered = stored_state(session)
+    state = stored_state(session)
+    stored = state.due
     due = {name: due_at for name, due_at in stored.items() if due_at is not None and due_at <= now}
     providers = all_providers(session, plugins)
-    stale = unrendered(providers, rendered)
+    stale = unrendered(output_of(session), providers, state)
     missing = [p for p in providers if p.name not in stored or p.name in stale]
     if not due and not missing:
         return bool(applied)
@@ -578,7 +607,9 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         _insert(ctx, provider, _stored_form(ctx, provider, provider.entries(ctx, None)))
         _insert(ctx, provider, _stored_form(ctx, provider, provider.special_entries(ctx)))
         recut_pages(ctx, provider.name, from_key=None)
-        set_rendered(session, provider.name, render_key(provider.template))
+        set_rendered(
+            session, provider.name, render_key(provider.template, ctx.output_key), ctx.output
+        )
         new = {(r.key, r.part): tuple(r)[2:] for r in session.execute(query)}
         if len(old) > COMPARED_REBUILD or len(new) > COMPARED_REBUILD:
             _announce(ctx, provider, None)

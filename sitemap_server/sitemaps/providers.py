@@ -46,6 +46,10 @@ class BuildContext:
     # What a provider read once in this refresh and needs again (nothing writes content
     # while a refresh runs): keyed by whatever names it, the provider's name in it.
     memo: dict[Any, Any] = field(default_factory=dict)
+    # The settings from outside the database the documents depend on
+    # (``AppContext.output_settings``), and their name in ``rendering.render_key``.
+    output: dict[str, Any] = field(default_factory=dict)
+    output_key: str = ""
 
 
 class Provider:

@@ -32,7 +32,7 @@ from . import maintenance
 from .changes import OLDEST_WAITING
 from .presence import worker_alive
 from .providers import Provider
-from .rendering import render_key
+from .rendering import render_key, settings_key
 from .watch import PostgresWatch, SQLiteWatch
 from .xml import site_zone
 
@@ -63,6 +63,9 @@ class SiteSnapshot:
     providers: list[Provider]
     # The site's time zone: dates in the sitemaps carry its offset.
     zone: tzinfo = UTC
+    # The output settings' name (``rendering.settings_key``): fragments made with others
+    # are rebuilt before they are served.
+    output_key: str = ""
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
@@ -226,7 +229,7 @@ class Reader:
             return True
         rendered = {row.provider: row.rendered_with for row in rows}
         return any(
-            rendered.get(provider.name) != render_key(provider.template)
+            rendered.get(provider.name) != render_key(provider.template, state.site.output_key)
             for provider in state.site.providers
         )
 
@@ -243,6 +246,7 @@ class Reader:
                 site_url=effective_site_url(settings, self.configured_url),
                 providers=maintenance.all_providers(session, self.plugins),
                 zone=site_zone(settings.timezone),
+                output_key=settings_key(maintenance.output_of(session)),
             )
         self.site = (site_version, snapshot)
         return snapshot

@@ -15,9 +15,12 @@ A fragment holds everything about its entry but the site URL, which it marks wit
 the site URL in, so a site served under a new URL (the ini file's) never serves the old
 one. What else a fragment depends on re-renders it through the change log: the site's
 time zone (a site-wide change of every entry), the provider's template and the index
-entry's (``render_key``: a provider whose stored fragments were rendered by others is
-rebuilt whole,
-``maintenance.refresh``, before a page of it is served, ``reader.Reader``).
+entry's, and the settings from outside the database that documents depend on (the site
+URL in effect, which images on the site's host carry; the page size; plugins' document
+settings: ``AppContext.output_settings``). ``render_key`` names the last two: a provider
+whose stored fragments were made with others is rebuilt whole (``maintenance.refresh``,
+before a page of it is served, ``reader.Reader``), so a start with another ini file or
+environment serves what they imply with no command run.
 
 A provider's template renders one entry; it receives ``entry`` (``loc``, ``lastmod``,
 ``images``, ``extra``), ``provider`` and ``local`` (a W3C date-time of ``extra`` in the
@@ -27,6 +30,7 @@ site's time zone).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Iterator
 from datetime import UTC, tzinfo
 from functools import cache
@@ -70,11 +74,18 @@ def _source(spec: str) -> bytes:
 
 
 @cache
-def render_key(spec: str) -> str:
-    """Names the template ``spec`` and the index entry's as they are now: a provider's
-    fragments rendered by them carry this key (``sitemap_versions.rendered_with``)."""
-    parts = (FRAGMENT_FORMAT.encode(), _source(INDEX_ENTRY), _source(spec))
+def render_key(spec: str, settings: str = "") -> str:
+    """Names the template ``spec`` and the index entry's as they are now, and the output
+    settings (``settings_key``): a provider's fragments and pages made with them carry
+    this key (``sitemap_versions.rendered_with``); another one rebuilds it whole."""
+    parts = (FRAGMENT_FORMAT.encode(), _source(INDEX_ENTRY), _source(spec), settings.encode())
     return hashlib.sha1(b"\0".join(parts)).hexdigest()[:16]
+
+
+def settings_key(output: dict[str, Any]) -> str:
+    """A short name of ``AppContext.output_settings`` (what ``render_key`` takes)."""
+    text = json.dumps(output, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def people_note(url: str) -> str:

@@ -5,6 +5,7 @@ due to change by itself (a scheduled post going live)."""
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +17,12 @@ from ..models import SitemapVersion
 from ..models.meta import utcnow
 
 # Read by every maintainer pass, built once (building costs more than running it).
-STORED_STATE = select(SitemapVersion.provider, SitemapVersion.due_at, SitemapVersion.rendered_with)
+STORED_STATE = select(
+    SitemapVersion.provider,
+    SitemapVersion.due_at,
+    SitemapVersion.rendered_with,
+    SitemapVersion.built_with,
+)
 
 
 def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
@@ -28,26 +34,37 @@ def set_due(session: Session, provider: str, due_at: datetime | None) -> None:
     )
 
 
-def stored_state(
-    session: Session,
-) -> tuple[dict[str, datetime | None], dict[str, str | None]]:
-    """In one query: each built provider's stored ``due_at`` (a provider missing here was
-    never built) and its ``rendered_with`` (the template its fragments came from)."""
+@dataclass(frozen=True)
+class StoredState:
+    """Each built provider's stored ``due_at`` (a provider missing here was never built),
+    ``rendered_with`` (``rendering.render_key`` of what made its fragments) and
+    ``built_with`` (the output settings of that key, as they read)."""
+
+    due: dict[str, datetime | None]
+    rendered: dict[str, str | None]
+    built: dict[str, dict[str, Any] | None]
+
+
+def stored_state(session: Session) -> StoredState:
+    """The providers' stored state, in one query."""
     rows = session.execute(STORED_STATE).all()
-    return (
-        {name: due_at for name, due_at, _ in rows},
-        {name: rendered_with for name, _, rendered_with in rows},
+    return StoredState(
+        {row.provider: row.due_at for row in rows},
+        {row.provider: row.rendered_with for row in rows},
+        {row.provider: row.built_with for row in rows},
     )
 
 
-def set_rendered(session: Session, provider: str, rendered_with: str) -> None:
-    """Every stored fragment of ``provider`` was rendered with ``rendered_with``."""
+def set_rendered(
+    session: Session, provider: str, rendered_with: str, built_with: dict[str, Any]
+) -> None:
+    """Every stored fragment of ``provider`` was rendered with ``rendered_with``, from
+    the output settings ``built_with``."""
+    values = {"rendered_with": rendered_with, "built_with": built_with}
     session.execute(
         _upsert(session)
-        .values(provider=provider, version=0, changed_at=utcnow(), rendered_with=rendered_with)
-        .on_conflict_do_update(
-            index_elements=[SitemapVersion.provider], set_={"rendered_with": rendered_with}
-        )
+        .values(provider=provider, version=0, changed_at=utcnow(), **values)
+        .on_conflict_do_update(index_elements=[SitemapVersion.provider], set_=values)
     )
 
 
