@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import exists, func, select
@@ -46,11 +47,13 @@ def create_post_type(session: Session, data: dict[str, Any]) -> PostType:
     )
     session.add(post_type)
     flush(session, "post type")
-    changed(session, everything=True)
+    # A new type has no posts: its own sitemap (its archive, if any) is all that changes.
+    changed(session, providers={post_type.name}, site=True)
     return post_type
 
 
 def update_post_type(session: Session, post_type: PostType, data: dict[str, Any]) -> PostType:
+    altered = _altered(post_type, data, (*POST_TYPE_FIELDS, "permalink_pattern"))
     if "permalink_pattern" in data:
         _check_pattern(data["permalink_pattern"])
         post_type.permalink_pattern = data["permalink_pattern"]
@@ -62,7 +65,7 @@ def update_post_type(session: Session, post_type: PostType, data: dict[str, Any]
             raise Invalid.field("hierarchical", "some posts of this type have a parent")
     apply(post_type, data, POST_TYPE_FIELDS)
     flush(session, "post type")
-    changed(session, everything=True)
+    _changed_type(session, post_type.name, altered, own={"archive_path"})
     return post_type
 
 
@@ -74,7 +77,7 @@ def delete_post_type(session: Session, post_type: PostType) -> None:
         raise Conflict(f"post type {post_type.name!r} still has {count} posts")
     session.delete(post_type)
     flush(session, "post type")
-    changed(session, everything=True)
+    changed(session, providers={post_type.name}, site=True)  # it had no posts
 
 
 def get_taxonomy(
@@ -96,7 +99,7 @@ def create_taxonomy(session: Session, data: dict[str, Any]) -> Taxonomy:
     )
     session.add(taxonomy)
     flush(session, "taxonomy")
-    changed(session, everything=True)
+    changed(session, providers={taxonomy.name}, site=True)  # no terms yet
     return taxonomy
 
 
@@ -109,9 +112,10 @@ def update_taxonomy(session: Session, taxonomy: Taxonomy, data: dict[str, Any]) 
             raise Invalid.field("hierarchical", "some terms of this taxonomy have a parent")
     if "archive_base" in data:
         data = {**data, "archive_base": data["archive_base"].strip("/")}
+    altered = _altered(taxonomy, data, TAXONOMY_FIELDS)
     apply(taxonomy, data, TAXONOMY_FIELDS)
     flush(session, "taxonomy")
-    changed(session, everything=True)
+    _changed_type(session, taxonomy.name, altered, own={"archive_base"})
     return taxonomy
 
 
@@ -123,4 +127,27 @@ def delete_taxonomy(session: Session, taxonomy: Taxonomy) -> None:
         raise Conflict(f"taxonomy {taxonomy.name!r} still has {count} terms")
     session.delete(taxonomy)
     flush(session, "taxonomy")
-    changed(session, everything=True)
+    changed(session, providers={taxonomy.name}, site=True)  # it had no terms
+
+
+def _altered(row: Any, data: dict[str, Any], fields: Iterable[str]) -> set[str]:
+    """The fields of ``data`` whose value differs from ``row``'s."""
+    return {name for name in fields if name in data and data[name] != getattr(row, name)}
+
+
+def _changed_type(
+    session: Session, name: str, altered: set[str], own: frozenset[str] | set[str] = frozenset()
+) -> None:
+    """Record what a change of the post type or taxonomy ``name`` changes, and no more
+    (a write costs what it changes): a label is in no document (the site's version moves,
+    for the processes' cached list of sitemaps); ``own`` fields (an archive's path or a
+    taxonomy's base) change only its own sitemap; anything else (what is listed, the
+    URLs the plugins' sitemaps carry) every sitemap."""
+    if not altered:
+        return
+    if altered <= {"label"}:
+        changed(session, site=True)
+    elif altered <= {"label", *own}:
+        changed(session, providers={name}, site=True)
+    else:
+        changed(session, everything=True)

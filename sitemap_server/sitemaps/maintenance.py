@@ -235,11 +235,16 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
         bump(session, SITE)
     if changes.whole_site:
         plugins.hook.sitemap_changed(session=session, sitemap=SITE, urls=None)
-    if changes.everything:
-        names = [p.name for p in providers]
+    names = [p.name for p in providers]
+    # The sitemaps of a type or taxonomy that is gone (or, rebuilding all, of anything
+    # no provider makes any more) leave the database.
+    gone = set(changes.providers) - {*names, SITE}
+    if changes.everything or gone:
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
-            gone = table.provider.not_in([*names, SITE])
-            session.execute(delete(table).where(gone))
+            if changes.everything:
+                session.execute(delete(table).where(table.provider.not_in([*names, SITE])))
+            else:
+                session.execute(delete(table).where(table.provider.in_(sorted(gone))))
     work: list[tuple[Provider, set[int] | None]] = []
     for provider in providers:
         # A provider the database has no version of was never built here (a plugin just
