@@ -97,15 +97,15 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
         if post.path:
             return site_url + quote(post.path, safe=PATH_SAFE)
         post_type = types[post.type]
-        slugs = [post.slug]
+        slugs = [quote(post.slug, safe="")]  # Unicode slugs: percent-encoded UTF-8
         parent = post.parent_id if post_type.hierarchical else None
         while parent is not None:
-            slugs.insert(0, posts[parent].slug)
+            slugs.insert(0, quote(posts[parent].slug, safe=""))
             parent = posts[parent].parent_id
         date = post.published_at or post.modified_at
         path = post_type.permalink_pattern
         for name, value in {
-            "slug": post.slug,
+            "slug": slugs[-1],
             "path": "/".join(slugs),
             "id": str(post.id),
             "type": post.type,
@@ -235,7 +235,7 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
                 if posts[post_id].author_id == author.id
             ]
             if dates and not author.noindex:
-                url = f"{site_url}/author/{author.slug}/"
+                url = f"{site_url}/author/{quote(author.slug, safe='')}/"
                 by_author["author"][(author.id, 1)] = Url(url, max(dates))
 
     by_taxonomy: dict[str, dict[tuple[int, int], Url]] = {
@@ -260,10 +260,10 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
             for post_id in posts_of_term.get(member, ())
             if post_id in listed_dates
         ]
-        slugs = [term.slug]
+        slugs = [quote(term.slug, safe="")]
         parent = term.parent_id if taxonomy.hierarchical else None
         while parent is not None:
-            slugs.insert(0, terms[parent].slug)
+            slugs.insert(0, quote(terms[parent].slug, safe=""))
             parent = terms[parent].parent_id
         base = taxonomy.archive_base.strip("/")
         url = f"{site_url}{'/' + base if base else ''}/{'/'.join(slugs)}/"

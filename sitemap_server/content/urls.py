@@ -7,6 +7,26 @@ from urllib.parse import urlsplit
 
 from ..models.content import MAX_URL_LENGTH
 
+# The read path's documents: sitemaps and their index, robots.txt, the stylesheets and
+# the pages for people (``sitemaps/views.py`` routes them).
+READ_PATH = re.compile(
+    r"^/(sitemap_index[0-9]*\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl"
+    r"|sitemaps/?|sitemaps/[a-z0-9_-]+\.(?:html|css))$"
+)
+
+
+def server_path_problem(path: str, indexnow_key: str | None = None) -> str | None:
+    """Why ``path`` is the server's own and no content may have it (a document of the
+    read path, the admin API, the IndexNow key file), or None."""
+    if READ_PATH.match(path):
+        return "is a document the server itself serves (a sitemap, robots.txt, a stylesheet)"
+    if path == "/api" or path.startswith("/api/"):
+        return "is under /api/, the admin API"
+    if indexnow_key and path == f"/{indexnow_key}.txt":
+        return "is the IndexNow key file"
+    return None
+
+
 _FORBIDDEN = re.compile(r"[\x00-\x20\x7f<>\"{}|\\^`\ufffe\uffff]")
 
 

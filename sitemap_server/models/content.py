@@ -77,6 +77,8 @@ class PostType(Base):
 
 # Ids are never given twice: SQLite continues after the largest id ever given, not the
 # largest in use (PostgreSQL's sequences always do); a deleted object's id names nothing.
+# A migration that copies one of these tables in batch mode must say it again
+# (``table_kwargs``): SQLite's reflection does not see it (0013 does).
 NEVER_REUSED = {"sqlite_autoincrement": True}
 
 

@@ -13,12 +13,16 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, delete, insert, select, update
 from sqlalchemy.orm import Session
 
+from ..content.links import Links
+from ..content.sanitize import UnsafeUrl, normal_path
 from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
+from ..content.urls import server_path_problem
+from ..context import context_of
 from ..errors import Conflict, FieldProblem, Invalid
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
-from ..models.site import ExcludedPost
+from ..models.site import ExcludedPost, site_url_of
 from ..sitemaps.changes import record
 from . import common
 from .common import (
@@ -81,6 +85,16 @@ class Lookups:
         # (type, translation group, language) -> the post that has it (None: not yet known)
         self._translations: dict[tuple[str, str, str], int | None] = {}
         self._languages: list[str] | None = None
+        self._paths: set[str] = set()  # explicit paths this transaction has given
+
+    def explicit_path(self, path: str | None, post_id: int | None) -> str | None:
+        """``explicit_path``, also refusing one an earlier line of an import took."""
+        normal = explicit_path(self.session, path, post_id)
+        if normal is not None:
+            if normal in self._paths:
+                raise Conflict.field("path", f"{normal} is already another post's path")
+            self._paths.add(normal)
+        return normal
 
     def post_type(self, name: str) -> PostType | None:
         if name not in self._types:
@@ -190,6 +204,42 @@ def _taken_message(slug: str, post_type: PostType, parent: int | None) -> str:
     return f"{slug!r} is already taken by another {post_type.name}{where}"
 
 
+def explicit_path(session: Session, path: str | None, own_id: int | None) -> str | None:
+    """A post's explicit ``path`` as it is stored, in normal form (RFC 3986: one URL, one
+    spelling), once it is known to be no one else's URL (issue 30): not the home page, a
+    document the server serves itself or the admin API, nor another post's, term's or
+    author's URL or a type's archive (a 409 naming it)."""
+    if path is None:
+        return None
+    try:
+        normal = normal_path(path)
+    except UnsafeUrl as unsafe:
+        raise Invalid.field("path", f"{path[:100]!r} {unsafe}") from None
+    key = context_of(session).settings.get("sitemap_server.indexnow.key")
+    problem = "is the home page" if normal == "/" else server_path_problem(normal, key)
+    if problem is None:
+        holder = Links(session, site_url_of(session)).holder(normal, own_id)
+        problem = None if holder is None else f"is already the URL of {holder}"
+    if problem is not None:
+        raise Conflict.field("path", f"{normal} {problem}: no post may have it")
+    return normal
+
+
+def check_permalink_free(session: Session, post: Post) -> None:
+    """A post whose URL comes from its type's pattern must not land on another post's
+    explicit path (a 409 naming it)."""
+    if post.path is not None:
+        return
+    links = Links(session, site_url_of(session))
+    path = links.post(post).removeprefix(links.site_url)
+    with session.no_autoflush:
+        other = session.scalar(
+            select(Post.id).where(Post.path == path, Post.id != post.id).limit(1)
+        )
+    if other is not None:
+        raise Conflict.field("slug", f"{path} is already the explicit path of post {other}")
+
+
 def _check_parent(
     lookups: Lookups, post_type: PostType, parent_id: int | None, post_id: int | None
 ) -> None:
@@ -293,7 +343,7 @@ def prepare_post(
         "canonical": data.get("canonical"),
         "exclude_from_sitemap": data.get("exclude_from_sitemap", False),
         "parts": data.get("parts", 1),
-        "path": data.get("path"),
+        "path": lookups.explicit_path(data.get("path"), data.get("id")),
         "language": language,
         "translation_group": group,
     }
@@ -331,6 +381,7 @@ def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None 
     else:
         taken = _slug_taken(session, post.type, post.parent_id)
         add_with_free_slug(session, post, "post", base_slug(data), taken)
+    check_permalink_free(session, post)
     changed(session, posts={post.id}, authors={post.author_id}, terms=set(term_ids))
     return post
 
@@ -396,6 +447,8 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
             session.scalars(select(Term).where(Term.id.in_(data["terms"])).order_by(Term.id))
         )
     changes = {k: v for k, v in data.items() if k in FIELDS}
+    if changes.get("path") is not None:
+        changes["path"] = explicit_path(session, changes["path"], post.id)
     if "password" in changes:
         changes["password"] = changes["password"] or None
     apply(post, changes, FIELDS)
@@ -404,6 +457,7 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     # Saving a post is a modification unless the client says when it happened.
     post.modified_at = parse_modified(data.get("modified_at")) or utcnow()
     flush(session, "post")
+    check_permalink_free(session, post)
     changed(session, posts={post.id}, authors={post.author_id}, terms={t.id for t in post.terms})
     return post
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -27,6 +26,7 @@ from pyramid.response import Response
 from sqlalchemy import Integer, Select, bindparam, case, func, select
 from sqlalchemy.engine import Connection
 
+from ..content.urls import READ_PATH
 from ..context import CONTEXT_KEY
 from ..models import SitemapEntry, SitemapPage
 from .pages import IN_PAGE, page_range
@@ -297,10 +297,6 @@ def robots_view(request: Request) -> Response:
 
 
 # The read path opens its own connections (see reader.py): no transaction manager.
-READ_PATH = re.compile(
-    r"^/(sitemap_index[0-9]*\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl"
-    r"|sitemaps/?|sitemaps/[a-z0-9_-]+\.(?:html|css))$"
-)
 
 
 def needs_transaction(request: Request) -> bool:

@@ -96,6 +96,12 @@ FORMAT_VALUES = {
     "site-path": _PATH,
     "hostname": _HOST,
     "timezone": st.sampled_from(sorted(zoneinfo.available_timezones())),
+    # Lower-case letters of any script (and scripts without case), digits, "-" and "_".
+    "slug": st.text(
+        st.characters(categories=["Ll", "Lo", "Nd"]) | st.sampled_from("ab9-_"),
+        min_size=1,
+        max_size=12,
+    ),
 }
 for _name, _values in FORMAT_VALUES.items():
     schemathesis.openapi.format(_name, _values.filter(FORMATS[_name][0]))

@@ -24,8 +24,13 @@ depends_on = None
 TOP = sa.text('parent_id IS NULL')
 
 
+# SQLite's batch mode copies the table from what it reflects, which does not include
+# AUTOINCREMENT (0012): said again, or ids would be given twice once more.
+KEEP = {'sqlite_autoincrement': True}
+
+
 def upgrade() -> None:
-    with op.batch_alter_table('posts') as batch:
+    with op.batch_alter_table('posts', table_kwargs=KEEP) as batch:
         batch.drop_constraint('uq_posts_type_slug', type_='unique')
     op.create_index(
         'uq_posts_type_parent_slug', 'posts', ['type', 'parent_id', 'slug'], unique=True
@@ -43,5 +48,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index('uq_posts_type_slug_top', table_name='posts')
     op.drop_index('uq_posts_type_parent_slug', table_name='posts')
-    with op.batch_alter_table('posts') as batch:
+    with op.batch_alter_table('posts', table_kwargs=KEEP) as batch:
         batch.create_unique_constraint('uq_posts_type_slug', ['type', 'slug'])
