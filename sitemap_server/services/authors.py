@@ -7,9 +7,19 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ..content.links import Links
 from ..errors import Conflict
 from ..models import Author, Post
-from .common import apply, changed, ensure_free, flush, get_or_404, with_normal_slug
+from ..models.site import site_url_of
+from .common import (
+    apply,
+    changed,
+    ensure_free,
+    flush,
+    get_or_404,
+    not_an_explicit_path,
+    with_normal_slug,
+)
 from .ids import use_explicit_id
 
 FIELDS = ("slug", "name", "noindex")
@@ -29,6 +39,7 @@ def create_author(session: Session, data: dict[str, Any]) -> Author:
     apply(author, data, FIELDS)
     session.add(author)
     flush(session, "author")
+    not_an_explicit_path(session, Links(session, site_url_of(session)).author(author), "slug")
     changed(session, authors={author.id})
     return author
 
@@ -39,6 +50,9 @@ def update_author(session: Session, author: Author, data: dict[str, Any]) -> Aut
         ensure_free(session, Author.slug, data["slug"], "slug")
     apply(author, data, FIELDS)
     flush(session, "author")
+    if "slug" in data:
+        url = Links(session, site_url_of(session)).author(author)
+        not_an_explicit_path(session, url, "slug")
     changed(session, authors={author.id})
     return author
 

@@ -34,6 +34,7 @@ from .common import (
     get_or_404,
     lock_parents,
     lock_slugs,
+    not_an_explicit_path,
     parse_datetime,
     parse_modified,
     with_normal_slug,
@@ -228,16 +229,9 @@ def explicit_path(session: Session, path: str | None, own_id: int | None) -> str
 def check_permalink_free(session: Session, post: Post) -> None:
     """A post whose URL comes from its type's pattern must not land on another post's
     explicit path (a 409 naming it)."""
-    if post.path is not None:
-        return
-    links = Links(session, site_url_of(session))
-    path = links.post(post).removeprefix(links.site_url)
-    with session.no_autoflush:
-        other = session.scalar(
-            select(Post.id).where(Post.path == path, Post.id != post.id).limit(1)
-        )
-    if other is not None:
-        raise Conflict.field("slug", f"{path} is already the explicit path of post {other}")
+    if post.path is None:
+        url = Links(session, site_url_of(session)).post(post)
+        not_an_explicit_path(session, url, "slug", own_post=post.id)
 
 
 def _check_parent(

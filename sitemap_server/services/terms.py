@@ -7,10 +7,12 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from ..content.links import Links
 from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
 from ..errors import Invalid
 from ..models import SiteSettings, Taxonomy, Term, post_terms
+from ..models.site import site_url_of
 from ..sitemaps.changes import record
 from .common import (
     add_with_free_slug,
@@ -23,6 +25,7 @@ from .common import (
     get_or_404,
     lock_parents,
     lock_slugs,
+    not_an_explicit_path,
     require_reference,
     with_normal_slug,
 )
@@ -103,6 +106,7 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
         flush(session, "term")
     else:
         add_with_free_slug(session, term, "term", base, _slug_taken(session, taxonomy.name))
+    not_an_explicit_path(session, Links(session, site_url_of(session)).term(term), "slug")
     changed(session, terms={term.id})
     return term
 
@@ -136,6 +140,9 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
         term.parent_id = data["parent"]
     apply(term, data, FIELDS)
     flush(session, "term")
+    if "slug" in data or "parent" in data:
+        url = Links(session, site_url_of(session)).term(term)
+        not_an_explicit_path(session, url, "slug" if "slug" in data else "parent")
     changed(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
     return term
 

@@ -84,3 +84,18 @@ def test_an_import_with_one_path_twice_is_refused(api, db_snapshot):
     response = api.post("/api/import", body, content_type="application/x-ndjson", status=409)
     assert response.json["errors"][0]["line"] == 2
     assert db_snapshot() == before
+
+
+def test_a_term_or_author_whose_url_is_an_explicit_path_is_a_409(api, db_snapshot):
+    post(api, title="Squatter", path="/category/news/")
+    post(api, title="Squatter 2", path="/author/grace/")
+    before = db_snapshot()
+    term = {"taxonomy": "category", "name": "News"}
+    response = api.post_json("/api/terms", term, expect_errors=True)
+    assert "explicit path of post" in assert_problem(response, 409, "slug")["detail"]
+    response = api.post_json("/api/authors", {"slug": "grace", "name": "G"}, expect_errors=True)
+    assert "explicit path of post" in assert_problem(response, 409, "slug")["detail"]
+    assert db_snapshot() == before
+    other = api.post_json("/api/terms", {**term, "slug": "other"}, status=201).json
+    response = api.patch_json(f"/api/terms/{other['id']}", {"slug": "news"}, expect_errors=True)
+    assert_problem(response, 409, "slug")
