@@ -21,7 +21,9 @@ import requests
 from .fixtures import PROJECT_ROOT
 
 PSERVE = Path(sys.executable).parent / "pserve"
-SERVER_STARTUP_SECONDS = 30
+# Bounds the wait, generously: a loaded machine starts slowly (nothing waits this long
+# when the server is up).
+SERVER_STARTUP_SECONDS = 120
 
 
 def free_port() -> int:
@@ -100,9 +102,12 @@ def running(
             if process.poll() is not None:
                 pytest.fail(f"{command[0]} exited with {process.returncode}:\n{log.read_text()}")
             try:
-                requests.get(base + ready_path, timeout=2)
+                # Once connected, its first answer may take a while: it may rebuild the
+                # stored sitemaps first (a start with another site URL), on a busy machine.
+                left = max(deadline - time.monotonic(), 1.0)
+                requests.get(base + ready_path, timeout=(2, left))
                 break
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 if time.monotonic() > deadline:
                     pytest.fail(
                         f"{command[0]} did not answer in {SERVER_STARTUP_SECONDS} s:\n"
