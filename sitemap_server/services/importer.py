@@ -16,12 +16,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
+from ..content.links import Links
 from ..content.slugs import normal_slug
-from ..errors import FieldProblem, Invalid, ServiceError
+from ..errors import Conflict, FieldProblem, Invalid, ServiceError
 from ..models import Post
+from ..models.site import site_url_of
 from ..sitemaps.changes import DEFER_CHANGES, dispatch_changes, record
+from ..sitemaps.providers import chunks
 from . import authors, terms, types
 from .decoding import NotJSON, NotUTF8, decode_json, text_problems
 from .ids import note_explicit_ids, sync_sequences
@@ -63,6 +67,30 @@ class _PostBatch:
         if len(self.pending) >= BATCH_SIZE:
             self.flush()
 
+    def _check_permalinks(self, rows: list[dict[str, Any]]) -> None:
+        """No imported post's URL from its pattern is a post's explicit path (one URL, one
+        object; ``posts.check_permalink_free`` for the API). Nothing to look at, and no
+        permalink computed, while no post has an explicit path (the usual import)."""
+        session = self.session
+        if not session.scalar(select(exists().where(Post.path.is_not(None)))):
+            return
+        links = Links(session, site_url_of(session))
+        mine: dict[str, tuple[int, int]] = {}  # its path -> (line, post id)
+        for (line, _data), row in zip(self.pending, rows, strict=True):
+            if row.get("path") is None:
+                url = links.post(Post(**row))  # not added to the session: read only
+                mine[url.removeprefix(links.site_url)] = (line, row["id"])
+        for batch in chunks(sorted(mine)):
+            for post_id, path in session.execute(
+                select(Post.id, Post.path).where(Post.path.in_(batch))
+            ):
+                line, own = mine[str(path)]
+                if post_id != own:
+                    problem = Conflict.field(
+                        "slug", f"{path} is already the explicit path of post {post_id}"
+                    )
+                    raise problem.at_line(line, "post")
+
     def flush(self) -> None:
         if not self.pending:
             return
@@ -84,6 +112,7 @@ class _PostBatch:
         if any("id" in row for row in rows):
             note_explicit_ids(self.session, Post.__table__)
         insert_prepared(self.session, rows, links)
+        self._check_permalinks(rows)
         record(
             self.session,
             posts={row["id"] for row in rows},

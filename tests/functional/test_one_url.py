@@ -99,3 +99,16 @@ def test_a_term_or_author_whose_url_is_an_explicit_path_is_a_409(api, db_snapsho
     other = api.post_json("/api/terms", {**term, "slug": "other"}, status=201).json
     response = api.patch_json(f"/api/terms/{other['id']}", {"slug": "news"}, expect_errors=True)
     assert_problem(response, 409, "slug")
+
+
+def test_an_import_line_whose_permalink_is_an_explicit_path_is_refused(api, db_snapshot):
+    post(api, title="Taken", path="/2024/01/imported/")
+    before = db_snapshot()
+    line = {"post": {"type": "post", "title": "Imported", "published_at": JAN}}
+    body = (json.dumps({"post": {"type": "post", "title": "Fine"}}) + "\n").encode()
+    body += (json.dumps(line) + "\n").encode()
+    response = api.post("/api/import", body, content_type="application/x-ndjson", status=409)
+    [problem] = response.json["errors"]
+    assert (problem["line"], problem["field"]) == (2, "post/slug")
+    assert "explicit path of post" in problem["message"]
+    assert db_snapshot() == before
