@@ -167,7 +167,7 @@ def build_context(
 ) -> BuildContext:
     settings = get_settings(session)
     site_url = effective_site_url(settings, configured_site_url(session))
-    output = output_of(session)
+    output = context_of(session).output_settings(site_url)
     return BuildContext(
         session=session,
         plugins=plugins,
