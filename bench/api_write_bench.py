@@ -18,12 +18,33 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from common import Statements, empty_database, migrate
 from sitemap_bench import cli, generate
 from webtest import TestApp
 
 from sitemap_server import main as make_app
+
+
+def built_site(db: str, posts: int, directory: Path) -> tuple[Any, TestApp]:
+    """A generated site of ``posts`` posts with its sitemaps built, and the application
+    in-process (no request applies the change log) with a client that holds a token."""
+    url = empty_database(db, directory)
+    ini = migrate(url, directory)
+    generate(url, posts, 1000)
+    cli(ini, "rebuild-sitemaps")
+    token = cli(ini, "token", "create", "bench").strip()
+    app = make_app(
+        {},
+        **{
+            "sqlalchemy.url": url,
+            "sitemap_server.site_url": "http://bench.test",
+            "sitemap_server.load_entrypoints": "false",
+            "sitemap_server.max_staleness": "3600",  # no request applies the log
+        },
+    )
+    return app, TestApp(app, extra_environ={"HTTP_AUTHORIZATION": f"Bearer {token}"})
 
 
 def main() -> None:
@@ -35,22 +56,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="profile the last run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        url = empty_database(args.db, Path(tmp))
-        ini = migrate(url, Path(tmp))
-        generate(url, args.posts, 1000)
-        cli(ini, "rebuild-sitemaps")
-        token = cli(ini, "token", "create", "bench").strip()
-        app = make_app(
-            {},
-            **{
-                "sqlalchemy.url": url,
-                "sitemap_server.site_url": "http://bench.test",
-                "sitemap_server.load_entrypoints": "false",
-                "sitemap_server.max_staleness": "3600",  # no request applies the log
-            },
-        )
+        app, client = built_site(args.db, args.posts, Path(tmp))
         statements = Statements(app.registry["dbengine"])
-        client = TestApp(app, extra_environ={"HTTP_AUTHORIZATION": f"Bearer {token}"})
         for n in range(10):  # templates, caches, prepared statements
             client.patch_json(f"/api/posts/{n + 1}", {"title": f"Warm {n}"})
         statements.keep = True

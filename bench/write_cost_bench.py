@@ -24,13 +24,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import Statements, empty_database, migrate
-from sitemap_bench import cli, generate
+from api_write_bench import built_site
+from common import Statements
 from sqlalchemy import text
 from webtest import TestApp
 from write_bench import cpu_seconds
 
-from sitemap_server import main as make_app
 from sitemap_server.sitemaps import maintenance
 
 PATTERNS = ["/blog/{slug}/", "/{year}/{month}/{slug}/"]
@@ -54,24 +53,10 @@ def main() -> None:
     parser.add_argument("--kinds", default="label,post,pattern")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        url = empty_database(args.db, Path(tmp))
-        ini = migrate(url, Path(tmp))
-        generate(url, args.posts, 1000)
-        cli(ini, "rebuild-sitemaps")
-        token = cli(ini, "token", "create", "bench").strip()
-        app = make_app(
-            {},
-            **{
-                "sqlalchemy.url": url,
-                "sitemap_server.site_url": "http://bench.test",
-                "sitemap_server.load_entrypoints": "false",
-                "sitemap_server.max_staleness": "3600",  # no request applies the log
-            },
-        )
+        app, client = built_site(args.db, args.posts, Path(tmp))
         engine = app.registry["dbengine"]
         sessions = app.registry["dbsession_factory"]
         statements = Statements(engine)
-        client = TestApp(app, extra_environ={"HTTP_AUTHORIZATION": f"Bearer {token}"})
         backend: list[int] = []
 
         def apply() -> tuple[float, float, int]:
