@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
+from sitemap_server.content import object_urls  # noqa: E402
 from sitemap_server.models import Author, Post, Term, post_terms  # noqa: E402
 
 
@@ -146,6 +147,8 @@ def generate(url: str, posts: int, per_page: int, videos: int = 0, news: int = 0
         with engine.begin() as conn:
             conn.execute(insert(Post), rows)
             conn.execute(insert(post_terms), links)
+    with engine.begin() as conn:  # every object holds its URL, as the API's writes make it
+        object_urls.rebuild(conn)
     if videos:
         add_videos(engine, meta, posts, videos, start)
     engine.dispose()

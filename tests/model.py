@@ -16,13 +16,19 @@ tools would:
   the list of excluded posts;
 - with the plugins loaded, videos (added, and found in the content) and the news
   settings, "not news" posts and excluded terms;
+- writes that would give one URL to two objects, directly or as a side effect (explicit
+  paths that are another object's URL or the server's own, a page "Category" whose child
+  "Europe" would be the category's archive, books moved to ``/{slug}/`` beside the pages,
+  a taxonomy's base or a type's archive on a page): each must be refused (S-107);
+- the application restarted with another site URL in its ini file (S-315);
 - and time passing scheduled posts and the news sitemap's 48 hours.
 
 After every step that changed something, two comparisons must find nothing:
 - the stored sitemaps against a rebuild from the content (``check``: every provider rebuilt,
   compared entry by entry and page by page);
 - the served index and documents, as a crawler reads them, against the plain reference
-  (``tests/reference.py``: the spec's rules in plain Python, sharing no engine code).
+  (``tests/reference.py``: the spec's rules in plain Python, sharing no engine code), and
+  no URL served twice.
 
 Writes only record their changes; the maintainer applies them. On SQLite the sitemap
 requests and ``check`` apply them (``max_staleness`` is 0 in the tests); on PostgreSQL a
@@ -38,7 +44,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -58,6 +64,7 @@ from hypothesis.stateful import (
 )
 from reference import differences, expected, served
 
+from sitemap_server import main
 from sitemap_server.models import get_session_factory
 from sitemap_server.models.meta import Clock, utcnow
 from sitemap_server.services.tokens import create_token
@@ -90,9 +97,13 @@ TITLES = st.sampled_from(
         "News",
         "Über uns",
         "日本語のページ",
+        # A page "Category" with a child "Europe" would be the category's archive.
+        "Category",
     ]
 )
 SITE_URLS = [None, "http://www.example.org", "https://example.org/blog"]
+# The site URL of the ini file the application restarts with (``Site.restart``).
+INI_SITE_URLS = [SITE_URL, SITE_URL, "http://restarted.example", "https://restarted.example/shop"]
 CDN = "cdn.example.net"
 FEATURED = [
     None,
@@ -124,16 +135,46 @@ CONTENT = [
     '<iframe src="https://www.youtube.com/embed/dQw4w9WgXcQ"></iframe>',
 ]
 IMAGES = [[], [], ["/img/extra.jpg"], ["/img/featured.jpg", f"https://{CDN}/extra.png"]]
-PATTERNS = ["/books/{slug}/", "/{year}/{month}/{slug}/", "/library/{year}/{slug}/"]
+# The last lands books beside pages: a book "About" would share the page's URL (a 409).
+PATTERNS = ["/books/{slug}/", "/{year}/{month}/{slug}/", "/library/{year}/{slug}/", "/{slug}/"]
 PLUGINS = installed_plugins_loaded()
 SEED = 29_000
 
 
+class Restarts:
+    """The application started with one site URL in its ini file or another (S-315: a
+    setting from outside the database reaches the stored sitemaps with no command), each
+    made once per shard, all on the test database."""
+
+    def __init__(self, first: Any, settings: dict[str, Any]) -> None:
+        self.settings = settings
+        self.first_url = settings["sitemap_server.site_url"]
+        self.apps = {self.first_url: first}
+        self.site_url = self.first_url
+
+    @property
+    def app(self) -> Any:
+        return self.apps[self.site_url]
+
+    def sessions(self) -> Any:
+        return self.app.registry["dbsession_factory"]
+
+    def start(self, site_url: str) -> Any:
+        if site_url not in self.apps:
+            self.apps[site_url] = main({}, **{**self.settings, "sitemap_server.site_url": site_url})
+        self.site_url = site_url
+        return self.app
+
+    def close(self) -> None:
+        for site_url, app in self.apps.items():
+            if site_url != self.first_url:
+                app.registry["dbengine"].dispose()
+
+
 def machine_for(
-    app: Any,
+    restarts: Restarts,
     engine: Any,
     seed: dict[str, Any],
-    app_session: Any,
     counted: dict[str, int],
     maintainer: threading.Lock,
 ) -> type:
@@ -153,8 +194,8 @@ def machine_for(
             Clock.offset = timedelta(0)
             factory = get_session_factory(engine)
             with factory() as session, session.begin():
-                token = create_token(session, "model")
-            self.api = client(app, token)
+                self.token = create_token(session, "model")
+            self.api = client(restarts.start(restarts.first_url), self.token)
             self.made = 0
             # Whether anything may have changed since the sitemaps were last compared: a
             # write that was carried out, or time passing. A refused write (4xx) changes
@@ -417,6 +458,12 @@ def machine_for(
                     {"canonical": None},
                     {"path": "/special/place/"},
                     {"path": None},
+                    # Other objects' URLs and the server's own: refused (S-107).
+                    {"path": "/about/team/"},
+                    {"path": "/category/europe/"},
+                    {"path": "/author/author-1/"},
+                    {"path": "/books/"},
+                    {"path": "/sitemap_index.xml"},
                     {"featured_image": "/img/new.jpg"},
                     {"featured_image": None},
                     {"content": CONTENT[3]},
@@ -495,6 +542,10 @@ def machine_for(
                     {"noindex": False},
                     {"permalink_pattern": PATTERNS[1]},
                     {"permalink_pattern": PATTERNS[2]},
+                    {"permalink_pattern": PATTERNS[3]},
+                    {"archive_path": "/books/"},
+                    {"archive_path": "/about/"},
+                    {"archive_path": None},
                 ]
             )
         )
@@ -513,7 +564,16 @@ def machine_for(
         @rule(
             taxonomy=st.sampled_from(["topic", "topic", "category", "post_tag"]),
             change=st.sampled_from(
-                [{"public": False}, {"public": True}, {"noindex": True}, {"noindex": False}]
+                [
+                    {"public": False},
+                    {"public": True},
+                    {"noindex": True},
+                    {"noindex": False},
+                    # Terms under "about" meet the page About's children (a 409 for
+                    # "team"); "topic" is free again.
+                    {"archive_base": "about"},
+                    {"archive_base": "topic"},
+                ]
             ),
         )
         def update_taxonomy(self, taxonomy, change):
@@ -629,13 +689,21 @@ def machine_for(
         def count(self) -> None:
             counted["steps"] += 1
 
+        @rule(site_url=st.sampled_from(INI_SITE_URLS))
+        def restart(self, site_url):
+            """The application starts again with another site URL in its ini file: the
+            documents follow it (what a setting in the database overrides stays)."""
+            if site_url != restarts.site_url:
+                self.api = client(restarts.start(site_url), self.token)
+                self.changed = True
+
         @precondition(lambda self: self.changed)
         @invariant()
         def sitemaps_equal_a_rebuild_and_the_reference(self) -> None:
             counted["compared"] += 1
-            with app_session.begin():
-                report = check(app_session)
-                want = expected(app_session, SITE_URL, utcnow())
+            with restarts.sessions()() as session, session.begin():
+                report = check(session)
+                want = expected(session, restarts.site_url, utcnow())
             assert report.differences == []
             assert differences(want, served(self.api, want.site_url)) == []
             self.changed = False
@@ -647,7 +715,9 @@ def machine_for(
 
 
 @contextmanager
-def maintainer_running(sessions: Any, paused: threading.Lock) -> Iterator[dict[str, int]]:
+def maintainer_running(
+    sessions: Callable[[], Any], paused: threading.Lock
+) -> Iterator[dict[str, int]]:
     """The maintainer in a thread, applying the change log as the worker does (every
     millisecond here), for as long as the block runs, except while ``paused`` is held
     (a new sequence empties the database); its failure fails the test."""
@@ -659,7 +729,7 @@ def maintainer_running(sessions: Any, paused: threading.Lock) -> Iterator[dict[s
         while not stop.is_set():
             try:
                 with paused:
-                    applied["changes"] += apply_all(sessions)
+                    applied["changes"] += apply_all(sessions())
                 applied["passes"] += 1
             except BaseException as exc:  # reported when the block ends
                 failures.append(exc)
@@ -713,12 +783,17 @@ SHARDS = 4
 
 
 def run_shard(
-    wsgi_app: Any, clean_database: Any, _migrated_rows: Any, app_session: Any, shard: int
+    wsgi_app: Any,
+    clean_database: Any,
+    _migrated_rows: Any,
+    app_settings: dict[str, Any],
+    shard: int,
 ) -> None:
     """Run shard ``shard`` of the model-based test: its share of the sequences, seeded."""
     counted = {"steps": 0, "compared": 0}
     paused = threading.Lock()
-    machine = machine_for(wsgi_app, clean_database, _migrated_rows, app_session, counted, paused)
+    restarts = Restarts(wsgi_app, app_settings)
+    machine = machine_for(restarts, clean_database, _migrated_rows, counted, paused)
     # Sequences stop early (40 steps at most, 30 on average on SQLite, 25 with the
     # plugins' rules on PostgreSQL): about 2,000 steps on SQLite, 2,200 on PostgreSQL with
     # the plugins and the maintainer thread, over all the shards.
@@ -729,8 +804,9 @@ def run_shard(
     applied: dict[str, int] = {}
     with ExitStack() as stack:
         if on_postgresql:
-            sessions = wsgi_app.registry["dbsession_factory"]
-            applied = stack.enter_context(maintainer_running(sessions, paused))
+            # As the worker started with the application (it restarts with it).
+            applied = stack.enter_context(maintainer_running(restarts.sessions, paused))
+        stack.callback(restarts.close)
         sequences = get_state_machine_test(
             machine,
             settings=settings(

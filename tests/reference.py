@@ -380,8 +380,16 @@ def parse_date(text: str | None) -> datetime | None:
 
 
 def differences(expected: Sitemaps, served: Sitemaps) -> list[str]:
-    """Each way the served sitemaps differ from the expected ones, in words."""
+    """Each way the served sitemaps differ from the expected ones, in words; and each
+    URL served twice (S-107: one URL, one object, whatever the content)."""
     found = []
+    listed_in: dict[str, list[str]] = {}
+    for path, urls in served.documents.items():
+        for url in urls:
+            listed_in.setdefault(url.loc, []).append(path)
+    for loc, paths in sorted(listed_in.items()):
+        if len(paths) > 1:
+            found.append(f"{loc} is served {len(paths)} times: {', '.join(paths)}")
     for loc in sorted(expected.index.keys() | served.index.keys()):
         want, got = expected.index.get(loc, "absent"), served.index.get(loc, "absent")
         if want != got:

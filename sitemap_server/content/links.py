@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -40,8 +38,12 @@ class Links:
         return slugs[::-1]
 
     def post(self, post: Post) -> str:
+        return permalinks.absolute(self.site_url, self.post_path(post))
+
+    def post_path(self, post: Post) -> str:
+        """The permalink of ``post`` as a path on the site."""
         post_type = self._post_type(post.type)
-        path = permalinks.post_path(
+        return permalinks.post_path(
             post_type.permalink_pattern,
             post_id=post.id,
             slug=post.slug,
@@ -50,39 +52,9 @@ class Links:
             ancestors=self._ancestor_slugs(post.parent_id) if post_type.hierarchical else (),
             explicit_path=post.path,
         )
-        return permalinks.absolute(self.site_url, path)
 
-    def holder(self, path: str, own_post: int | None = None) -> str | None:
-        """Which object other than post ``own_post`` has the URL ``path`` (a path on the
-        site in normal form), in words ("post 12", "term 4", "author 3"), or None: a
-        post whose explicit path it is, or whose permalink, term archive or author
-        archive it is among those whose slug its last segment could be."""
-        url = permalinks.absolute(self.site_url, path)
-        other = self.session.scalar(
-            select(Post.id).where(Post.path == path, Post.id != (own_post or 0)).limit(1)
-        )
-        if other is not None:
-            return f"post {other}"
-        archive = self.session.scalar(select(PostType.name).where(PostType.archive_path == path))
-        if archive is not None:
-            return f"the archive of post type {archive!r}"
-        segments = [unquote(s) for s in path.split("/") if s]
-        if not segments:
-            return None
-        last = segments[-1]
-        for post in self.session.scalars(
-            select(Post).where(Post.slug == last, Post.id != (own_post or 0)).limit(50)
-        ):
-            if post.path is None and self.post(post) == url:
-                return f"post {post.id}"
-        for term in self.session.scalars(select(Term).where(Term.slug == last).limit(50)):
-            if self.term(term) == url:
-                return f"term {term.id}"
-        if len(segments) == 2 and segments[0] == "author":
-            author = self.session.scalar(select(Author).where(Author.slug == last))
-            if author is not None and self.author(author) == url:
-                return f"author {author.id}"
-        return None
+    def hierarchical(self, post_type: str) -> bool:
+        return self._post_type(post_type).hierarchical
 
     def author(self, author: Author) -> str:
         return permalinks.absolute(self.site_url, permalinks.author_path(author.slug))

@@ -21,7 +21,17 @@ from sqlalchemy.orm import Session, configure_mappers, sessionmaker
 
 from ..context import CONTEXT_KEY, AppContext
 from .auth import ApiToken
-from .content import Author, Post, PostStatus, PostType, Robots, Taxonomy, Term, post_terms
+from .content import (
+    Author,
+    ObjectUrl,
+    Post,
+    PostStatus,
+    PostType,
+    Robots,
+    Taxonomy,
+    Term,
+    post_terms,
+)
 from .meta import Base, metadata
 from .notifications import Notification, NotificationAttempt, NotificationChange
 from .site import SiteSettings
@@ -35,6 +45,7 @@ __all__ = [
     "Notification",
     "NotificationAttempt",
     "NotificationChange",
+    "ObjectUrl",
     "Post",
     "PostStatus",
     "PostType",

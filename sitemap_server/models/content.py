@@ -160,6 +160,21 @@ class Post(Base):
     )
 
 
+class ObjectUrl(Base):
+    """The URL of every post (and each further part of one), term and author, as a path on
+    the site in normal form: its primary key makes one URL, one object (S-107) a property
+    of what is stored. ``content.object_urls`` keeps it with every write that moves a URL.
+    """
+
+    __tablename__ = "object_urls"
+    __table_args__ = (Index("ix_object_urls_owner", "kind", "object_id"),)
+
+    path: Mapped[str] = mapped_column(String(MAX_URL_LENGTH), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8))  # "post", "term" or "author"
+    object_id: Mapped[int] = mapped_column(Integer)
+    part: Mapped[int] = mapped_column(Integer, default=1)
+
+
 class Taxonomy(Base):
     __tablename__ = "taxonomies"
 

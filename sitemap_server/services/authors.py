@@ -7,17 +7,15 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..content.links import Links
+from ..content import object_urls
 from ..errors import Conflict
 from ..models import Author, Post
-from ..models.site import site_url_of
 from .common import (
     apply,
     changed,
     ensure_free,
     flush,
     get_or_404,
-    not_an_explicit_path,
     with_normal_slug,
 )
 from .ids import use_explicit_id
@@ -39,7 +37,7 @@ def create_author(session: Session, data: dict[str, Any]) -> Author:
     apply(author, data, FIELDS)
     session.add(author)
     flush(session, "author")
-    not_an_explicit_path(session, Links(session, site_url_of(session)).author(author), "slug")
+    object_urls.hold(session, object_urls.author_urls(session, ids={author.id}), "slug")
     changed(session, authors={author.id})
     return author
 
@@ -51,8 +49,7 @@ def update_author(session: Session, author: Author, data: dict[str, Any]) -> Aut
     apply(author, data, FIELDS)
     flush(session, "author")
     if "slug" in data:
-        url = Links(session, site_url_of(session)).author(author)
-        not_an_explicit_path(session, url, "slug")
+        object_urls.hold(session, object_urls.author_urls(session, ids={author.id}), "slug")
     changed(session, authors={author.id})
     return author
 
@@ -65,4 +62,5 @@ def delete_author(session: Session, author: Author) -> None:
         )
     session.delete(author)
     flush(session, "author")
+    object_urls.release(session, "author", {author.id})
     changed(session, authors={author.id})

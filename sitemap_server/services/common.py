@@ -14,9 +14,8 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from ..content.slugs import normal_slug, unique_slug
 from ..errors import Conflict, Invalid, NotFound, logged
-from ..models import Post, hold_lock, take_write_lock
+from ..models import hold_lock, take_write_lock
 from ..models.meta import utcnow
-from ..models.site import site_url_of
 from ..sitemaps.changes import DEFER_CHANGES
 from ..sitemaps.changes import changed as changed
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
@@ -44,20 +43,6 @@ def with_normal_slug(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(data.get("slug"), str):
         return {**data, "slug": normal_slug(data["slug"])}
     return data
-
-
-def not_an_explicit_path(
-    session: Session, url: str, field: str, own_post: int | None = None
-) -> None:
-    """One URL, one object: ``url`` (a post's from its pattern, a term's or an author's
-    archive) must not be another post's explicit path (a 409 on ``field``, naming it)."""
-    path = url.removeprefix(site_url_of(session))
-    with session.no_autoflush:
-        other = session.scalar(
-            select(Post.id).where(Post.path == path, Post.id != (own_post or 0)).limit(1)
-        )
-    if other is not None:
-        raise Conflict.field(field, f"{path} is already the explicit path of post {other}")
 
 
 def get_or_404(

@@ -16,16 +16,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from ..content.links import Links
+from ..content import object_urls
 from ..content.slugs import normal_slug
-from ..errors import Conflict, FieldProblem, Invalid, ServiceError
+from ..errors import FieldProblem, Invalid, ServiceError
 from ..models import Post
-from ..models.site import site_url_of
 from ..sitemaps.changes import DEFER_CHANGES, dispatch_changes, record
-from ..sitemaps.providers import chunks
 from . import authors, terms, types
 from .decoding import NotJSON, NotUTF8, decode_json, text_problems
 from .ids import note_explicit_ids, sync_sequences
@@ -67,29 +64,15 @@ class _PostBatch:
         if len(self.pending) >= BATCH_SIZE:
             self.flush()
 
-    def _check_permalinks(self, rows: list[dict[str, Any]]) -> None:
-        """No imported post's URL from its pattern is a post's explicit path (one URL, one
-        object; ``posts.check_permalink_free`` for the API). Nothing to look at, and no
-        permalink computed, while no post has an explicit path (the usual import)."""
-        session = self.session
-        if not session.scalar(select(exists().where(Post.path.is_not(None)))):
-            return
-        links = Links(session, site_url_of(session))
-        mine: dict[str, tuple[int, int]] = {}  # its path -> (line, post id)
-        for (line, _data), row in zip(self.pending, rows, strict=True):
-            if row.get("path") is None:
-                url = links.post(Post(**row))  # not added to the session: read only
-                mine[url.removeprefix(links.site_url)] = (line, row["id"])
-        for batch in chunks(sorted(mine)):
-            for post_id, path in session.execute(
-                select(Post.id, Post.path).where(Post.path.in_(batch))
-            ):
-                line, own = mine[str(path)]
-                if post_id != own:
-                    problem = Conflict.field(
-                        "slug", f"{path} is already the explicit path of post {post_id}"
-                    )
-                    raise problem.at_line(line, "post")
+    def _hold_urls(self, rows: list[dict[str, Any]]) -> None:
+        """The batch's posts take their URLs (``object_urls``), as the API's creates do:
+        a URL another object has refuses the import, naming the line."""
+        lines = {row["id"]: line for (line, _data), row in zip(self.pending, rows, strict=True)}
+        urls = object_urls.post_urls(self.session, ids=lines)
+        try:
+            object_urls.hold(self.session, urls, "slug")
+        except object_urls.UrlTaken as taken:
+            raise taken.at_line(lines[taken.claimant[1]], "post") from None
 
     def flush(self) -> None:
         if not self.pending:
@@ -112,7 +95,7 @@ class _PostBatch:
         if any("id" in row for row in rows):
             note_explicit_ids(self.session, Post.__table__)
         insert_prepared(self.session, rows, links)
-        self._check_permalinks(rows)
+        self._hold_urls(rows)
         record(
             self.session,
             posts={row["id"] for row in rows},

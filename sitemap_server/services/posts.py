@@ -11,18 +11,18 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, delete, insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
+from ..content import object_urls
 from ..content.links import Links
 from ..content.sanitize import UnsafeUrl, normal_path
 from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
-from ..content.urls import server_path_problem
-from ..context import context_of
 from ..errors import Conflict, FieldProblem, Invalid
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
-from ..models.site import ExcludedPost, site_url_of
+from ..models.site import ExcludedPost
+from ..providers.posts import descendants
 from ..sitemaps.changes import record
 from . import common
 from .common import (
@@ -34,7 +34,6 @@ from .common import (
     get_or_404,
     lock_parents,
     lock_slugs,
-    not_an_explicit_path,
     parse_datetime,
     parse_modified,
     with_normal_slug,
@@ -65,6 +64,8 @@ FIELDS = (
 )
 # Statuses whose posts have a publication date even when the client leaves it out.
 DATED_STATUSES = {PostStatus.PUBLISH, PostStatus.FUTURE, PostStatus.PRIVATE}
+# What a post's URLs are made of: a 409 for a taken URL names the first one a PATCH has.
+URL_FIELDS = ("path", "slug", "parent", "published_at", "parts", "modified_at")
 
 
 class Lookups:
@@ -86,16 +87,6 @@ class Lookups:
         # (type, translation group, language) -> the post that has it (None: not yet known)
         self._translations: dict[tuple[str, str, str], int | None] = {}
         self._languages: list[str] | None = None
-        self._paths: set[str] = set()  # explicit paths this transaction has given
-
-    def explicit_path(self, path: str | None, post_id: int | None) -> str | None:
-        """``explicit_path``, also refusing one an earlier line of an import took."""
-        normal = explicit_path(self.session, path, post_id)
-        if normal is not None:
-            if normal in self._paths:
-                raise Conflict.field("path", f"{normal} is already another post's path")
-            self._paths.add(normal)
-        return normal
 
     def post_type(self, name: str) -> PostType | None:
         if name not in self._types:
@@ -205,33 +196,26 @@ def _taken_message(slug: str, post_type: PostType, parent: int | None) -> str:
     return f"{slug!r} is already taken by another {post_type.name}{where}"
 
 
-def explicit_path(session: Session, path: str | None, own_id: int | None) -> str | None:
+def explicit_path(path: str | None) -> str | None:
     """A post's explicit ``path`` as it is stored, in normal form (RFC 3986: one URL, one
-    spelling), once it is known to be no one else's URL (issue 30): not the home page, a
-    document the server serves itself or the admin API, nor another post's, term's or
-    author's URL or a type's archive (a 409 naming it)."""
+    spelling). Whether it is free is ``object_urls.hold``'s to say."""
     if path is None:
         return None
     try:
-        normal = normal_path(path)
+        return normal_path(path)
     except UnsafeUrl as unsafe:
         raise Invalid.field("path", f"{path[:100]!r} {unsafe}") from None
-    key = context_of(session).settings.get("sitemap_server.indexnow.key")
-    problem = "is the home page" if normal == "/" else server_path_problem(normal, key)
-    if problem is None:
-        holder = Links(session, site_url_of(session)).holder(normal, own_id)
-        problem = None if holder is None else f"is already the URL of {holder}"
-    if problem is not None:
-        raise Conflict.field("path", f"{normal} {problem}: no post may have it")
-    return normal
 
 
-def check_permalink_free(session: Session, post: Post) -> None:
-    """A post whose URL comes from its type's pattern must not land on another post's
-    explicit path (a 409 naming it)."""
-    if post.path is None:
-        url = Links(session, site_url_of(session)).post(post)
-        not_an_explicit_path(session, url, "slug", own_post=post.id)
+def hold_urls(session: Session, post: Post, field: str | None, moved: bool = False) -> None:
+    """Give ``post`` its URLs (``object_urls``), and with ``moved`` (its slug or parent
+    changed) its descendants theirs, which contain its slug: a 409 on ``field`` when one
+    is another object's."""
+    links = Links(session, "")  # paths only
+    urls = object_urls.urls_of_post(links.post_path(post), post)
+    if moved and links.hierarchical(post.type):
+        urls += object_urls.post_urls(session, ids=descendants(session, {post.id}))
+    object_urls.hold(session, urls, field)
 
 
 def _check_parent(
@@ -337,7 +321,7 @@ def prepare_post(
         "canonical": data.get("canonical"),
         "exclude_from_sitemap": data.get("exclude_from_sitemap", False),
         "parts": data.get("parts", 1),
-        "path": lookups.explicit_path(data.get("path"), data.get("id")),
+        "path": explicit_path(data.get("path")),
         "language": language,
         "translation_group": group,
     }
@@ -375,7 +359,7 @@ def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None 
     else:
         taken = _slug_taken(session, post.type, post.parent_id)
         add_with_free_slug(session, post, "post", base_slug(data), taken)
-    check_permalink_free(session, post)
+    hold_urls(session, post, "path" if post.path else "slug")
     changed(session, posts={post.id}, authors={post.author_id}, terms=set(term_ids))
     return post
 
@@ -442,7 +426,7 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
         )
     changes = {k: v for k, v in data.items() if k in FIELDS}
     if changes.get("path") is not None:
-        changes["path"] = explicit_path(session, changes["path"], post.id)
+        changes["path"] = explicit_path(changes["path"])
     if "password" in changes:
         changes["password"] = changes["password"] or None
     apply(post, changes, FIELDS)
@@ -451,7 +435,12 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     # Saving a post is a modification unless the client says when it happened.
     post.modified_at = parse_modified(data.get("modified_at")) or utcnow()
     flush(session, "post")
-    check_permalink_free(session, post)
+    moved = "slug" in data or "parent" in data
+    url_field = next((f for f in URL_FIELDS if f in data), None)
+    # A draft without a date takes the year of its last change (``Links.post``), which
+    # this write moves; other posts' URLs move only with the URL's fields.
+    if url_field is not None or post.published_at is None:
+        hold_urls(session, post, url_field, moved)
     changed(session, posts={post.id}, authors={post.author_id}, terms={t.id for t in post.terms})
     return post
 
@@ -466,6 +455,7 @@ def delete_post(session: Session, post: Post) -> None:
         authors={post.author_id},
         terms={t.id for t in post.terms},
     )
+    _check_children_can_move_up(session, post)
     session.execute(update(Post).where(Post.parent_id == post.id).values(parent_id=post.parent_id))
     # Settings that name the post forget it (a later post given its id explicitly, by an
     # import, inherits nothing).
@@ -480,7 +470,28 @@ def delete_post(session: Session, post: Post) -> None:
     # it find nothing to delete and fail (StaleDataError, a 500).
     session.delete(post)
     flush(session, "post")
+    object_urls.release(session, "post", {post.id})
+    if children:
+        moved = children | descendants(session, children)
+        object_urls.hold(session, object_urls.post_urls(session, ids=moved))
     changed(session)
+
+
+def _check_children_can_move_up(session: Session, post: Post) -> None:
+    """The children of a deleted post move up beside it: none may have the slug of a post
+    already there (WordPress's rule of siblings; a 409 naming both)."""
+    child = aliased(Post)
+    clash = session.execute(
+        select(child.id, child.slug, Post.id)
+        .join(Post, and_(siblings(post.type, post.parent_id), Post.slug == child.slug))
+        .where(child.parent_id == post.id, Post.id != post.id)
+        .limit(1)
+    ).first()
+    if clash is not None:
+        raise Conflict(
+            f"deleting post {post.id} would move its child, post {clash[0]}, beside post "
+            f"{clash[2]}, which has the same slug {clash[1]!r}: change one of the slugs first"
+        )
 
 
 def insert_prepared(session: Session, rows: list[dict[str, Any]], terms: list[list[int]]) -> None:

@@ -7,12 +7,12 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from ..content.links import Links
+from ..content import object_urls
 from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
 from ..errors import Invalid
 from ..models import SiteSettings, Taxonomy, Term, post_terms
-from ..models.site import site_url_of
+from ..providers.taxonomies import term_subtree
 from ..sitemaps.changes import record
 from .common import (
     add_with_free_slug,
@@ -25,7 +25,6 @@ from .common import (
     get_or_404,
     lock_parents,
     lock_slugs,
-    not_an_explicit_path,
     require_reference,
     with_normal_slug,
 )
@@ -106,7 +105,7 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
         flush(session, "term")
     else:
         add_with_free_slug(session, term, "term", base, _slug_taken(session, taxonomy.name))
-    not_an_explicit_path(session, Links(session, site_url_of(session)).term(term), "slug")
+    object_urls.hold(session, object_urls.term_urls(session, ids={term.id}), "slug")
     changed(session, terms={term.id})
     return term
 
@@ -140,9 +139,10 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
         term.parent_id = data["parent"]
     apply(term, data, FIELDS)
     flush(session, "term")
-    if "slug" in data or "parent" in data:
-        url = Links(session, site_url_of(session)).term(term)
-        not_an_explicit_path(session, url, "slug" if "slug" in data else "parent")
+    if "slug" in data or "parent" in data:  # its URL and its descendants' move
+        moved = term_subtree(session, term.taxonomy, term.id)
+        field = "slug" if "slug" in data else "parent"
+        object_urls.hold(session, object_urls.term_urls(session, ids=moved), field)
     changed(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
     return term
 
@@ -164,4 +164,8 @@ def delete_term(session: Session, term: Term) -> None:
     session.execute(update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id))
     session.delete(term)
     flush(session, "term")
+    object_urls.release(session, "term", {term.id})
+    if children:  # their URLs lose its slug
+        moved = {t for child in children for t in term_subtree(session, term.taxonomy, child)}
+        object_urls.hold(session, object_urls.term_urls(session, ids=moved))
     changed(session)

@@ -8,7 +8,9 @@ from typing import Any
 from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
+from ..content import object_urls
 from ..content.permalinks import pattern_problem
+from ..content.sanitize import UnsafeUrl, normal_path
 from ..errors import Conflict, Invalid
 from ..models import Post, PostType, Taxonomy, Term
 from .common import apply, changed, ensure_free, flush, get_or_404
@@ -35,13 +37,14 @@ def create_post_type(session: Session, data: dict[str, Any]) -> PostType:
     default = "/{type}/{path}/" if hierarchical else "/{type}/{slug}/"
     pattern = data.get("permalink_pattern", default)
     _check_pattern(pattern)
+    archive = _free_archive(session, data.get("archive_path"), data["name"])
     post_type = PostType(
         name=data["name"],
         label=data["label"],
         public=data.get("public", True),
         noindex=data.get("noindex", False),
         hierarchical=hierarchical,
-        archive_path=data.get("archive_path"),
+        archive_path=archive,
         permalink_pattern=pattern,
         builtin=False,
     )
@@ -53,6 +56,9 @@ def create_post_type(session: Session, data: dict[str, Any]) -> PostType:
 
 
 def update_post_type(session: Session, post_type: PostType, data: dict[str, Any]) -> PostType:
+    if data.get("archive_path") is not None and data["archive_path"] != post_type.archive_path:
+        archive = _free_archive(session, data["archive_path"], post_type.name)
+        data = {**data, "archive_path": archive}
     altered = _altered(post_type, data, (*POST_TYPE_FIELDS, "permalink_pattern"))
     if "permalink_pattern" in data:
         _check_pattern(data["permalink_pattern"])
@@ -65,6 +71,9 @@ def update_post_type(session: Session, post_type: PostType, data: dict[str, Any]
             raise Invalid.field("hierarchical", "some posts of this type have a parent")
     apply(post_type, data, POST_TYPE_FIELDS)
     flush(session, "post type")
+    if "permalink_pattern" in altered:  # every post of the type moves
+        urls = object_urls.post_urls(session, post_type=post_type.name)
+        object_urls.hold(session, urls, "permalink_pattern")
     _changed_type(session, post_type.name, altered, own={"archive_path"})
     return post_type
 
@@ -115,6 +124,9 @@ def update_taxonomy(session: Session, taxonomy: Taxonomy, data: dict[str, Any]) 
     altered = _altered(taxonomy, data, TAXONOMY_FIELDS)
     apply(taxonomy, data, TAXONOMY_FIELDS)
     flush(session, "taxonomy")
+    if "archive_base" in altered:  # every term of the taxonomy moves
+        urls = object_urls.term_urls(session, taxonomy=taxonomy.name)
+        object_urls.hold(session, urls, "archive_base")
     _changed_type(session, taxonomy.name, altered, own={"archive_base"})
     return taxonomy
 
@@ -128,6 +140,21 @@ def delete_taxonomy(session: Session, taxonomy: Taxonomy) -> None:
     session.delete(taxonomy)
     flush(session, "taxonomy")
     changed(session, providers={taxonomy.name}, site=True)  # it had no terms
+
+
+def _free_archive(session: Session, path: str | None, own_type: str) -> str | None:
+    """A type's archive path in normal form, once it is known to be no one else's URL
+    (S-107): a 409 when it is taken."""
+    if path is None:
+        return None
+    try:
+        normal = normal_path(path)
+    except UnsafeUrl as unsafe:
+        raise Invalid.field("archive_path", f"{path[:100]!r} {unsafe}") from None
+    problem = object_urls.archive_problem(session, normal, own_type)
+    if problem is not None:
+        raise Conflict.field("archive_path", f"{normal} {problem}")
+    return normal
 
 
 def _altered(row: Any, data: dict[str, Any], fields: Iterable[str]) -> set[str]:

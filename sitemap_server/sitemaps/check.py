@@ -8,6 +8,7 @@ entry, in key order, without holding either in memory. The savepoint is rolled b
 kept with ``repair``, so a check changes nothing and a repair is one transaction.
 
 Versions are not compared: a rebuild bumps them, and only their order means anything.
+The table of which object has which URL (``object_urls``) is compared and rebuilt too.
 
 What no rebuild can mend is reported too (``content_problems``): a cycle of parents
 (which concurrent re-parentings could once store) and a URL that two objects list (S-107).
@@ -22,6 +23,7 @@ from typing import Any, cast
 from sqlalchemy import Table, column, func, select, table, text
 from sqlalchemy.orm import Session
 
+from ..content import object_urls
 from ..context import plugins_of
 from ..models import Post, SitemapEntry, SitemapPage, SitemapVersion, Term
 from .changes import ContentChanges
@@ -39,6 +41,8 @@ MAX_REPORTED = 1000
 # The providers whose entries are objects with a URL of their own (S-107: one URL, one
 # object); the others (videos, news) list some of those URLs again.
 OWN_URL_KINDS = ("post", "term", "author")
+# The table of which object has which URL (``content.object_urls``), compared as well.
+URLS_TABLE = "object_urls"
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,9 @@ def check(session: Session, repair: bool = False) -> Report:
         session.execute(
             text(f"CREATE TEMPORARY TABLE {STORED_ENTRIES} AS SELECT * FROM sitemap_entries")
         )
+        for path, stored, expected in object_urls.differences(session):
+            report.add(Difference(URLS_TABLE, path, "owner", stored, expected))
+        object_urls.rebuild(session)
         report.failures = refresh(session, ContentChanges(everything=True))[:MAX_REPORTED]
         session.flush()
         _compare_entries(session, report)

@@ -15,9 +15,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import unquote
 
-from sqlalchemy import ColumnElement, case, or_, select, tuple_
+from sqlalchemy import ColumnElement, case, select, tuple_
 from sqlalchemy.orm import Session
 
 from ..content import eligibility, permalinks
@@ -25,7 +24,17 @@ from ..content.eligibility import Exclusion, Rule
 from ..content.sanitize import clean_url
 from ..context import plugins_of
 from ..errors import NotFound
-from ..models import Author, Post, PostType, SitemapEntry, SitemapPage, Taxonomy, Term, post_terms
+from ..models import (
+    Author,
+    ObjectUrl,
+    Post,
+    PostType,
+    SitemapEntry,
+    SitemapPage,
+    Taxonomy,
+    Term,
+    post_terms,
+)
 from ..providers.authors import AuthorProvider
 from ..providers.posts import is_static_front_page, newest_lastmod
 from ..providers.taxonomies import term_subtree
@@ -42,9 +51,6 @@ DOCUMENT = re.compile(r"^/([a-z0-9_]+)-sitemap([0-9]{0,9})\.xml$")
 INDEX_DOCUMENT = re.compile(rf"^/{INDEX}([0-9]{{0,9}})\.xml$")
 # Ids are 32-bit integers; a larger number names nothing (and PostgreSQL refuses it).
 MAX_ID = 2**31 - 1
-AUTHOR_PATH = re.compile(r"^/author/([^/]+)/$")
-# Candidate rows looked up for a URL that no sitemap lists (each is checked by its URL).
-MAX_CANDIDATES = 100
 
 
 @dataclass(frozen=True)
@@ -529,46 +535,17 @@ class Explainer:
         return url[len(self.site_url) :]
 
     def _resolve(self, url: str, path: str) -> tuple[str, Any, int] | None:
-        """The post (and part), term or author whose URL is ``url``, among the rows whose
-        slug, id or explicit path the URL's last segments could be."""
-        segments = [unquote(s) for s in path.split("/") if s]
-        if not segments:
+        """The post (and part), term or author whose URL is ``url``: the one that holds
+        its path (``content.object_urls``: one URL, one object)."""
+        held = self.session.execute(
+            select(ObjectUrl.kind, ObjectUrl.object_id, ObjectUrl.part).where(
+                ObjectUrl.path == path
+            )
+        ).first()
+        if held is None:
             return None
-        author = AUTHOR_PATH.match(path)
-        if author:
-            for found in self.session.scalars(
-                select(Author).where(Author.slug == unquote(author[1]))
-            ):
-                if self.ctx.links.author(found) == url:
-                    return "author", found, 1
-        parts = {1}
-        paths = [unquote(path)]
-        if len(segments) >= 2 and segments[-1].isdigit() and 2 <= int(segments[-1]) < 10_000:
-            parts.add(int(segments[-1]))
-            paths.append(unquote(path.rstrip("/").rsplit("/", 1)[0] + "/"))
-        slugs = segments[-2:]
-        ids = [int(s) for s in slugs if s.isdigit() and len(s) < 10]
-        candidates = self.session.scalars(
-            select(Post)
-            .where(or_(Post.slug.in_(slugs), Post.path.in_(paths), Post.id.in_(ids)))
-            .order_by(Post.id)
-            .limit(MAX_CANDIDATES)
-        )
-        for post in candidates:
-            permalink = self.ctx.links.post(post)
-            for part in sorted(parts):
-                if (
-                    part <= post.parts
-                    and (permalinks.part_url(permalink, part) if part > 1 else permalink) == url
-                ):
-                    return "post", post, part
-        terms = self.session.scalars(
-            select(Term).where(Term.slug == segments[-1]).order_by(Term.id).limit(MAX_CANDIDATES)
-        )
-        for term in terms:
-            if self.ctx.links.term(term) == url:
-                return "term", term, 1
-        return None
+        item = self._get(held.kind, held.object_id)
+        return None if item is None else (held.kind, item, held.part)
 
     def _object_url(self, kind: str, item: Any) -> str:
         if kind == "post":

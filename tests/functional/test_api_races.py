@@ -212,3 +212,34 @@ def test_a_create_that_loses_a_race_for_an_explicit_slug_is_a_409_in_our_words(
     for database_text in ("uq_", "UNIQUE", "DETAIL", "constraint", "posts.slug"):
         assert database_text not in lost.text
     assert_consistent(app_session)
+
+
+@pytest.mark.parametrize(
+    ("first_body", "second_body"),
+    [
+        # Both choose one explicit path.
+        (
+            {"type": "post", "title": "A", "path": "/same/"},
+            {"type": "page", "title": "B", "path": "/same/"},
+        ),
+        # A page's URL from its slug, and a post's explicit path.
+        ({"type": "page", "title": "Place"}, {"type": "post", "title": "C", "path": "/place/"}),
+    ],
+)
+def test_two_creates_of_one_url_at_once_store_one(
+    first_body, second_body, wsgi_app, api, api_token, during_flush, app_session
+):
+    """Each checks the URL free before the other stored it: the primary key of
+    ``object_urls`` lets one commit, the other is a 409 (issue 30), on both databases."""
+    other = client(wsgi_app, api_token)
+    answers = during_flush(lambda: other.post_json("/api/posts", second_body, expect_errors=True))
+
+    first = api.post_json("/api/posts", first_body, expect_errors=True)
+    finished(during_flush)
+
+    statuses = sorted([first.status_int, answers[0].status_int])
+    assert statuses == [201, 409], (first.text, answers[0].text)
+    lost = first if first.status_int == 409 else answers[0]
+    for database_text in ("pk_", "UNIQUE", "DETAIL", "constraint", "object_urls"):
+        assert database_text not in lost.text
+    assert_consistent(app_session)

@@ -10,6 +10,6 @@ pytestmark = pytest.mark.long
 
 @pytest.mark.parametrize("shard", [0, 1])
 def test_after_any_writes_the_sitemaps_equal_a_rebuild_and_the_reference(
-    wsgi_app, clean_database, _migrated_rows, app_session, shard
+    wsgi_app, clean_database, _migrated_rows, app_settings, shard
 ):
-    run_shard(wsgi_app, clean_database, _migrated_rows, app_session, shard)
+    run_shard(wsgi_app, clean_database, _migrated_rows, app_settings, shard)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy import text
 
+from sitemap_server.sitemaps.check import check
 from sitemap_server.testing import SITE_URL, assert_problem, url_locs
 
 JAN = "2024-01-15T10:00:00+00:00"
@@ -92,9 +94,9 @@ def test_a_term_or_author_whose_url_is_an_explicit_path_is_a_409(api, db_snapsho
     before = db_snapshot()
     term = {"taxonomy": "category", "name": "News"}
     response = api.post_json("/api/terms", term, expect_errors=True)
-    assert "explicit path of post" in assert_problem(response, 409, "slug")["detail"]
+    assert "is already the URL of post" in assert_problem(response, 409, "slug")["detail"]
     response = api.post_json("/api/authors", {"slug": "grace", "name": "G"}, expect_errors=True)
-    assert "explicit path of post" in assert_problem(response, 409, "slug")["detail"]
+    assert "is already the URL of post" in assert_problem(response, 409, "slug")["detail"]
     assert db_snapshot() == before
     other = api.post_json("/api/terms", {**term, "slug": "other"}, status=201).json
     response = api.patch_json(f"/api/terms/{other['id']}", {"slug": "news"}, expect_errors=True)
@@ -110,5 +112,186 @@ def test_an_import_line_whose_permalink_is_an_explicit_path_is_refused(api, db_s
     response = api.post("/api/import", body, content_type="application/x-ndjson", status=409)
     [problem] = response.json["errors"]
     assert (problem["line"], problem["field"]) == (2, "post/slug")
-    assert "explicit path of post" in problem["message"]
+    assert "is already the URL of post" in problem["message"]
     assert db_snapshot() == before
+
+
+# Side effects (issue 30): a write whose own object keeps its URL may still move others'
+# (its children, every post of a type, every term of a taxonomy) onto a taken one.
+
+
+def page(api, title, status=201, **fields):
+    body = {"type": "page", "status": "publish", "title": title, **fields}
+    response = api.post_json("/api/posts", body, expect_errors=True)
+    assert response.status_int == status, response.text
+    return response.json
+
+
+def test_a_page_whose_path_is_a_term_archive_is_a_409(api, site, db_snapshot):
+    """``/category/travel/`` made of pages (WordPress pages may be called anything) is the
+    category's archive."""
+    category = page(api, "Category")
+    before = db_snapshot()
+    problem = assert_problem(
+        api.post_json(
+            "/api/posts",
+            {"type": "page", "title": "Travel", "parent": category["id"]},
+            expect_errors=True,
+        ),
+        409,
+        "slug",
+    )
+    assert "is already the URL of term" in problem["detail"]
+    assert db_snapshot() == before
+
+
+def test_a_term_whose_archive_is_a_page_is_a_409(api, db_snapshot):
+    tag = page(api, "Tag")
+    page(api, "Food", parent=tag["id"])
+    before = db_snapshot()
+    response = api.post_json(
+        "/api/terms", {"taxonomy": "post_tag", "name": "Food"}, expect_errors=True
+    )
+    assert "is already the URL of post" in assert_problem(response, 409, "slug")["detail"]
+    assert db_snapshot() == before
+
+
+def test_moving_a_page_onto_a_taken_url_is_a_409(api, site, db_snapshot):
+    category = page(api, "Category")
+    travel = page(api, "Travel")  # /travel/ at the top is free
+    before = db_snapshot()
+    response = api.patch_json(
+        f"/api/posts/{travel['id']}", {"parent": category["id"]}, expect_errors=True
+    )
+    assert "is already the URL of term" in assert_problem(response, 409, "parent")["detail"]
+    assert db_snapshot() == before
+
+
+def test_a_parent_moved_or_renamed_moves_its_children_and_may_not_land_them_on_a_url(
+    api, site, db_snapshot
+):
+    """The children's URLs contain the parent's slug: renaming it to "category" would
+    give its child "travel" the category's archive."""
+    parent = page(api, "Places")
+    page(api, "Travel", parent=parent["id"])
+    before = db_snapshot()
+    response = api.patch_json(
+        f"/api/posts/{parent['id']}", {"slug": "category"}, expect_errors=True
+    )
+    problem = assert_problem(response, 409, "slug")
+    assert "/category/travel/" in problem["detail"] and "term" in problem["detail"]
+    assert db_snapshot() == before
+
+
+def test_a_permalink_pattern_that_lands_posts_on_pages_is_a_409(api, site, db_snapshot):
+    """With ``/{slug}/`` the post "about" would share ``/about/`` with the page."""
+    post(api, title="About")  # /2024/01/about/
+    before = db_snapshot()
+    response = api.patch_json(
+        "/api/post-types/post", {"permalink_pattern": "/{slug}/"}, expect_errors=True
+    )
+    problem = assert_problem(response, 409, "permalink_pattern")
+    assert f"is already the URL of post {site['about']['id']}" in problem["detail"]
+    assert db_snapshot() == before
+    # One that lands on nothing is taken, and the posts have their new URLs.
+    api.patch_json("/api/post-types/post", {"permalink_pattern": "/news/{slug}/"}, status=200)
+    assert f"{SITE_URL}/news/about/" in [
+        p["permalink"] for p in api.get("/api/posts?type=post").json["items"]
+    ]
+
+
+def test_a_taxonomy_base_that_lands_terms_on_pages_is_a_409(api, site, db_snapshot):
+    """With the base "places" the category "travel" would have the page's URL."""
+    places = page(api, "Places")
+    page(api, "Travel", parent=places["id"])
+    before = db_snapshot()
+    response = api.patch_json(
+        "/api/taxonomies/category", {"archive_base": "places"}, expect_errors=True
+    )
+    assert "is already the URL of post" in assert_problem(response, 409, "archive_base")["detail"]
+    assert db_snapshot() == before
+
+
+def test_a_type_archive_on_a_taken_url_is_a_409(api, site, db_snapshot):
+    before = db_snapshot()
+    for path, holder in [
+        ("/about/", "post"),
+        ("/category/travel/", "term"),
+        ("/robots.txt", "server"),
+    ]:
+        response = api.post_json(
+            "/api/post-types",
+            {"name": "book", "label": "Books", "archive_path": path},
+            expect_errors=True,
+        )
+        assert holder in assert_problem(response, 409, "archive_path")["detail"]
+    assert db_snapshot() == before
+    api.post_json(
+        "/api/post-types", {"name": "book", "label": "B", "archive_path": "/books/"}, status=201
+    )
+    # A post may not take the archive's URL either.
+    assert "archive" in assert_problem(post(api, 409, path="/books/"), 409, "path")["detail"]
+
+
+def test_an_author_renamed_onto_a_page_is_a_409(api, site, db_snapshot):
+    author = page(api, "Author")
+    page(api, "Grace", parent=author["id"])
+    ada = api.get("/api/authors").json["items"][0]
+    before = db_snapshot()
+    response = api.patch_json(f"/api/authors/{ada['id']}", {"slug": "grace"}, expect_errors=True)
+    assert "is already the URL of post" in assert_problem(response, 409, "slug")["detail"]
+    assert db_snapshot() == before
+
+
+def test_the_parts_of_a_post_are_its_urls(api, site, db_snapshot):
+    """``/2024/01/long/2/`` is part 2 of the post ``/2024/01/long/`` (S-103)."""
+    post(api, title="Long", parts=3)
+    before = db_snapshot()
+    problem = assert_problem(post(api, 409, path="/2024/01/long/2/"), 409, "path")
+    assert "is already the URL of post" in problem["detail"]
+    assert db_snapshot() == before
+
+
+def test_deleting_a_page_may_not_move_its_children_onto_a_url(api, site, db_snapshot):
+    """A deleted page's children move up beside it (as in WordPress): not onto a sibling
+    of the same slug, nor onto another object's URL."""
+    places = page(api, "Places")
+    team = page(api, "Team", parent=places["id"])
+    page(api, "Team")  # /team/ at the top
+    before = db_snapshot()
+    response = api.delete(f"/api/posts/{places['id']}", expect_errors=True)
+    problem = assert_problem(response, 409)
+    assert f"post {team['id']}" in problem["detail"] and "same slug" in problem["detail"]
+    assert db_snapshot() == before
+
+    other = page(api, "Other")
+    page(api, "Elsewhere", parent=other["id"])
+    post(api, title="Squatter", path="/elsewhere/")
+    before = db_snapshot()
+    response = api.delete(f"/api/posts/{other['id']}", expect_errors=True)
+    assert "is already the URL of post" in assert_problem(response, 409)["detail"]
+    assert db_snapshot() == before
+
+
+def test_a_url_freed_by_a_delete_or_a_move_can_be_taken(api, site, testapp):
+    api.delete(f"/api/posts/{site['dup']['id']}", status=204)
+    again = post(api, title="Again", path="/dup/").json
+    api.patch_json(f"/api/posts/{again['id']}", {"path": "/moved/"}, status=200)
+    post(api, title="Third", path="/dup/")
+    locs = url_locs(testapp, "/post-sitemap.xml")
+    assert locs.count(f"{SITE_URL}/dup/") == 1 and locs.count(f"{SITE_URL}/moved/") == 1
+
+
+def test_check_reports_and_repairs_the_table_of_urls(api, site, app_session):
+    """The table is what makes one URL one object: ``check`` compares it with the content
+    and ``--repair`` rewrites it."""
+    with app_session.begin():
+        app_session.execute(text("DELETE FROM object_urls WHERE path = '/dup/'"))
+        app_session.execute(text("UPDATE object_urls SET object_id = 999 WHERE path = '/about/'"))
+    with app_session.begin():
+        report = check(app_session, repair=True)
+    found = {(d.provider, d.where, d.stored, d.expected) for d in report.differences}
+    assert ("object_urls", "/dup/", None, f"post {site['dup']['id']}") in found
+    assert ("object_urls", "/about/", "post 999", f"post {site['about']['id']}") in found
+    with app_session.begin():
+        assert check(app_session).count == 0

@@ -189,3 +189,48 @@ def test_migrating_a_site_keeps_its_links_and_dates_its_future_modifications_now
         assert modified < datetime(2030, 1, 1, tzinfo=UTC)
         kinds = connection.execute(text("SELECT kind FROM sitemap_changes")).scalars().all()
         assert kinds == ["everything"]
+
+
+def test_0015_gives_every_object_its_url_and_the_first_keeps_a_shared_one(scratch, ini_file):
+    """An existing site's posts, parts, terms and authors get their rows in
+    ``object_urls``; where two already share a URL (the rule is new), the post keeps it
+    and the other is left out for ``check`` to report."""
+    with scratch.begin() as connection:
+        config = migrations.alembic_config(ini_file, connection=connection)
+        command.upgrade(config, "0014")
+        connection.execute(
+            text("INSERT INTO authors (id, slug, name, noindex) VALUES (1, 'ada', 'A', false)")
+        )
+        connection.execute(
+            text(
+                "INSERT INTO posts (id, type, title, slug, status, author_id, content, images,"
+                " published_at, modified_at, robots, exclude_from_sitemap, parts, parent_id,"
+                " path) VALUES"
+                " (1, 'page', 'About', 'about', 'publish', 1, '', '[]', :at, :at, 'default',"
+                " false, 1, NULL, NULL),"
+                " (2, 'page', 'Über', 'über', 'draft', 1, '', '[]', :at, :at, 'default',"
+                " false, 2, 1, NULL),"
+                " (3, 'post', 'Squat', 'squat', 'publish', 1, '', '[]', :at, :at, 'default',"
+                " false, 1, NULL, '/category/news/')"
+            ),
+            {"at": datetime(2024, 5, 1, tzinfo=UTC)},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO terms (id, taxonomy, slug, name, description, noindex)"
+                " VALUES (5, 'category', 'news', 'News', '', false)"
+            )
+        )
+
+        command.upgrade(config, "heads")
+
+        rows = connection.execute(
+            text("SELECT path, kind, object_id, part FROM object_urls ORDER BY path")
+        ).all()
+        assert [tuple(r) for r in rows] == [
+            ("/about/", "post", 1, 1),
+            ("/about/%C3%BCber/", "post", 2, 1),
+            ("/about/%C3%BCber/2/", "post", 2, 2),
+            ("/author/ada/", "author", 1, 1),
+            ("/category/news/", "post", 3, 1),
+        ]

@@ -1,0 +1,370 @@
+"""One URL, one object (S-107), by construction: the ``object_urls`` table.
+
+Every post (and each further part of a multi-part post, ``/a/2/`` …), term and author has
+a row per URL: its path on the site in normal form, which is the table's primary key. A
+write that gives an object a URL, or moves URLs as a side effect (a slug, a parent or a
+date changed, a post or term deleted and its children moved up, a post type's permalink
+pattern or a taxonomy's base changed), brings the rows of every object it moves up to date
+in its own transaction (``hold``). A path another object has, or one no object may have
+(the home page, a document the server serves, the admin API, the IndexNow key file, a
+post type's archive), refuses the write with a 409 naming it, and the transaction changes
+nothing. When two requests take one path at once, the primary key lets one of them commit
+and the other answers 409.
+
+Paths are compared as they are stored: relative to the site (one site URL for all), in
+RFC 3986's normal form with Unicode in NFC (``content.sanitize.normal_path``; slugs are
+percent-encoded UTF-8, ``content.permalinks.segment``).
+
+Posts of every status hold their URL (a draft's is the one it gets when published, as
+its slug is), so publishing never collides. ``sitemap-server check`` compares the table
+with the content (``differences``); ``--repair`` rewrites it (``rebuild``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import Table, delete, insert, or_, select, tuple_
+from sqlalchemy.exc import IntegrityError
+
+from ..errors import Conflict
+from ..models import Author, ObjectUrl, Post, PostType, Taxonomy, Term
+from . import permalinks
+from .sanitize import normal_path
+from .urls import server_path_problem
+
+_urls = cast(Table, ObjectUrl.__table__)
+_posts = cast(Table, Post.__table__)
+_terms = cast(Table, Term.__table__)
+_authors = cast(Table, Author.__table__)
+KINDS = ("post", "term", "author")
+BATCH = 500  # values in one IN (…)
+
+
+def chunks(values: Iterable[Any], size: int = BATCH) -> Iterator[list[Any]]:
+    listed = list(values)
+    for start in range(0, len(listed), size):
+        yield listed[start : start + size]
+
+
+# Two requests took one URL at once: the one that stored it second is refused.
+TAKEN_CONCURRENTLY = (
+    "another request gave one of the URLs this write makes to another object at the same "
+    "time; nothing was changed: fetch the objects again and retry"
+)
+
+
+@dataclass(frozen=True)
+class Url:
+    """A URL an object has: part 1 is its own, 2 … the further parts of a post."""
+
+    kind: str
+    object_id: int
+    part: int
+    path: str
+
+    @property
+    def owner(self) -> str:
+        return f"{self.kind} {self.object_id}"
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "object_id": self.object_id,
+            "part": self.part,
+        }
+
+
+class UrlTaken(Conflict):
+    """A write would give ``claimant`` (kind, id) a URL that is taken or reserved."""
+
+    claimant: tuple[str, int] = ("", 0)
+
+
+def _normal(path: str) -> str:
+    # Slugs come percent-encoded in upper case already; what a pattern or an explicit
+    # path holds besides may not be in normal form.
+    return normal_path(path) if "%" in path or not path.isascii() else path
+
+
+def _rows(session: Any, columns: list[Any], ids: Iterable[int] | None, where: Any) -> list[Any]:
+    """``columns`` (the first is the id) of the rows ``ids``, or of those ``where`` (None:
+    all of them)."""
+    query = select(*columns)
+    if ids is None:
+        return list(session.execute(query if where is None else query.where(where)))
+    found: list[Any] = []
+    for batch in chunks(sorted(set(ids))):
+        found.extend(session.execute(query.where(columns[0].in_(batch))))
+    return found
+
+
+def _ancestry(session: Any, table: Table, rows: Iterable[Any]) -> dict[int, tuple[str, int | None]]:
+    """id -> (slug, parent id) of ``rows`` and of all their ancestors."""
+    known: dict[int, tuple[str, int | None]] = {r.id: (r.slug, r.parent_id) for r in rows}
+    asked: set[int] = set(known)
+    wanted = {parent for _slug, parent in known.values() if parent is not None} - asked
+    while wanted:
+        asked |= wanted
+        for batch in chunks(sorted(wanted)):
+            query = select(table.c.id, table.c.slug, table.c.parent_id).where(table.c.id.in_(batch))
+            for row in session.execute(query):
+                known[row.id] = (row.slug, row.parent_id)
+        wanted = {parent for _slug, parent in known.values() if parent is not None} - asked
+    return known
+
+
+def _slugs_down_to(node: int, known: dict[int, tuple[str, int | None]]) -> list[str]:
+    """The slugs from the top ancestor down to ``node`` (a stored cycle ends the walk)."""
+    slugs: list[str] = []
+    seen: set[int] = set()
+    current: int | None = node
+    while current is not None and current in known and current not in seen:
+        seen.add(current)
+        slug, current = known[current]
+        slugs.append(slug)
+    return slugs[::-1]
+
+
+def post_urls(
+    session: Any, *, ids: Iterable[int] | None = None, post_type: str | None = None
+) -> list[Url]:
+    """The URLs of the posts ``ids``, or of every post of ``post_type``, or of all posts
+    (``session``: a Session or a Connection)."""
+    columns = [
+        _posts.c.id,
+        _posts.c.type,
+        _posts.c.slug,
+        _posts.c.parent_id,
+        _posts.c.published_at,
+        _posts.c.modified_at,
+        _posts.c.path,
+        _posts.c.parts,
+    ]
+    rows = _rows(session, columns, ids, None if post_type is None else _posts.c.type == post_type)
+    types = {t.name: t for t in session.execute(select(PostType.__table__))}
+    known = _ancestry(session, _posts, [r for r in rows if types[r.type].hierarchical])
+    urls: list[Url] = []
+    for row in rows:
+        post_type_row = types[row.type]
+        ancestors = (
+            _slugs_down_to(row.parent_id, known)
+            if post_type_row.hierarchical and row.parent_id is not None
+            else []
+        )
+        path = _normal(
+            permalinks.post_path(
+                post_type_row.permalink_pattern,
+                post_id=row.id,
+                slug=row.slug,
+                post_type=row.type,
+                date=row.published_at or row.modified_at,
+                ancestors=ancestors,
+                explicit_path=row.path,
+            )
+        )
+        urls.extend(_with_parts("post", row.id, path, row.parts))
+    return urls
+
+
+def urls_of_post(path: str, post: Post) -> list[Url]:
+    """The URLs of ``post`` whose own path (``Links.post``, relative) is ``path``."""
+    return list(_with_parts("post", post.id, _normal(path), post.parts or 1))
+
+
+def _with_parts(kind: str, object_id: int, path: str, parts: int) -> Iterator[Url]:
+    yield Url(kind, object_id, 1, path)
+    for part in range(2, parts + 1):
+        yield Url(kind, object_id, part, _normal(permalinks.part_url(path, part)))
+
+
+def term_urls(
+    session: Any, *, ids: Iterable[int] | None = None, taxonomy: str | None = None
+) -> list[Url]:
+    """The archive URLs of the terms ``ids``, or of every term of ``taxonomy``, or of all."""
+    columns = [_terms.c.id, _terms.c.taxonomy, _terms.c.slug, _terms.c.parent_id]
+    rows = _rows(session, columns, ids, None if taxonomy is None else _terms.c.taxonomy == taxonomy)
+    taxonomies = {t.name: t for t in session.execute(select(Taxonomy.__table__))}
+    known = _ancestry(session, _terms, [r for r in rows if taxonomies[r.taxonomy].hierarchical])
+    urls = []
+    for row in rows:
+        taxonomy_row = taxonomies[row.taxonomy]
+        slugs = _slugs_down_to(row.id, known) if taxonomy_row.hierarchical else [row.slug]
+        path = _normal(permalinks.term_path(taxonomy_row.archive_base, slugs))
+        urls.append(Url("term", row.id, 1, path))
+    return urls
+
+
+def author_urls(session: Any, *, ids: Iterable[int] | None = None) -> list[Url]:
+    rows = _rows(session, [_authors.c.id, _authors.c.slug], ids, None)
+    return [Url("author", r.id, 1, _normal(permalinks.author_path(r.slug))) for r in rows]
+
+
+def all_urls(session: Any) -> list[Url]:
+    return [*post_urls(session), *term_urls(session), *author_urls(session)]
+
+
+def _reserved(session: Any, paths: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(path, why) for each of ``paths`` no post, term or author may have."""
+    key = _indexnow_key(session)
+    rest = []
+    for path in paths:
+        problem = "is the home page" if path == "/" else server_path_problem(path, key)
+        if problem is None:
+            rest.append(path)
+        else:
+            yield path, problem
+    for batch in chunks(sorted(rest)):
+        archives = select(PostType.archive_path, PostType.name)
+        for path, name in session.execute(archives.where(PostType.archive_path.in_(batch))):
+            yield path, f"is the archive of post type {name!r}"
+
+
+def _indexnow_key(session: Any) -> str | None:
+    from ..context import context_of
+
+    try:
+        return context_of(session).settings.get("sitemap_server.indexnow.key")
+    except (KeyError, AttributeError):  # a Connection (a migration): no application
+        return None
+
+
+def hold(
+    session: Any,
+    urls: Sequence[Url],
+    field: str | None = None,
+    owners: Iterable[tuple[str, int]] | None = None,
+) -> None:
+    """Make ``urls`` the URLs of their objects (and of ``owners``, objects whose rows are
+    replaced: those that have no URL in ``urls`` lose theirs), or raise ``UrlTaken`` (a
+    409 on ``field``) naming the object or route that has one of them."""
+    owned = {(u.kind, u.object_id) for u in urls} | set(owners or ())
+    wanted: dict[str, Url] = {}
+    for url in urls:
+        other = wanted.setdefault(url.path, url)
+        if other is not url:
+            _refuse(url, f"is also the URL {other.owner} would get", field)
+    current = list(_held(session, owned, wanted))
+    mine = {
+        Url(r.kind, r.object_id, r.part, r.path) for r in current if (r.kind, r.object_id) in owned
+    }
+    if mine == set(wanted.values()):
+        return
+    for row in current:
+        if (row.kind, row.object_id) not in owned:
+            _refuse(wanted[row.path], f"is already the URL of {row.kind} {row.object_id}", field)
+    for path, problem in _reserved(session, [u.path for u in set(wanted.values()) - mine]):
+        _refuse(wanted[path], f"{problem}: no post, term or author may have it", field)
+    stale = [u.path for u in mine - set(wanted.values())]
+    for batch in chunks(stale):
+        session.execute(delete(_urls).where(_urls.c.path.in_(batch)))
+    new = [u.row() for u in set(wanted.values()) - mine]
+    try:
+        for batch in chunks(new, 1000):
+            session.execute(insert(_urls), batch)
+    except IntegrityError as exc:  # another request took one of them since
+        raise Conflict(TAKEN_CONCURRENTLY) from exc
+
+
+def _held(session: Any, owners: set[tuple[str, int]], wanted: dict[str, Url]) -> Iterator[Any]:
+    """The stored rows of ``owners`` and those of the paths in ``wanted`` (one statement
+    for a write of one object)."""
+    columns = select(_urls.c.path, _urls.c.kind, _urls.c.object_id, _urls.c.part)
+    if len(owners) <= 100 and len(wanted) <= 100:
+        by_owner = tuple_(_urls.c.kind, _urls.c.object_id).in_(sorted(owners))
+        yield from session.execute(columns.where(or_(by_owner, _urls.c.path.in_(wanted))))
+        return
+    seen: set[str] = set()
+    for batch in chunks(sorted(owners)):
+        by_owner = tuple_(_urls.c.kind, _urls.c.object_id).in_(batch)
+        for row in session.execute(columns.where(by_owner)):
+            seen.add(row.path)
+            yield row
+    for batch in chunks(sorted(wanted)):
+        for row in session.execute(columns.where(_urls.c.path.in_(batch))):
+            if row.path not in seen:
+                yield row
+
+
+def _refuse(url: Url, problem: str, field: str | None) -> None:
+    detail = f"{url.path}, the URL {url.owner} would get, {problem}"
+    taken = cast(UrlTaken, UrlTaken.field(field, detail) if field else UrlTaken(detail))
+    taken.claimant = (url.kind, url.object_id)
+    raise taken
+
+
+def release(session: Any, kind: str, ids: Iterable[int]) -> None:
+    """The objects ``ids`` are gone: their URLs are free."""
+    for batch in chunks(sorted(set(ids))):
+        session.execute(delete(_urls).where(_urls.c.kind == kind, _urls.c.object_id.in_(batch)))
+
+
+def archive_problem(session: Any, path: str, own_type: str | None) -> str | None:
+    """Why a post type's archive may not be at ``path`` (normal form), or None."""
+    if path == "/":
+        return "is the home page"
+    problem = server_path_problem(path, _indexnow_key(session))
+    if problem is not None:
+        return problem
+    other = session.scalar(
+        select(PostType.name).where(
+            PostType.archive_path == path, PostType.name != (own_type or "")
+        )
+    )
+    if other is not None:
+        return f"is the archive of post type {other!r}"
+    row = session.execute(
+        select(_urls.c.kind, _urls.c.object_id).where(_urls.c.path == path)
+    ).first()
+    return None if row is None else f"is the URL of {row.kind} {row.object_id}"
+
+
+def holder(session: Any, path: str) -> str | None:
+    """Which object has the URL ``path`` (normal form), in words, or None."""
+    row = session.execute(
+        select(_urls.c.kind, _urls.c.object_id, _urls.c.part).where(_urls.c.path == path)
+    ).first()
+    if row is None:
+        return None
+    return f"{row.kind} {row.object_id}" + (f" (part {row.part})" if row.part > 1 else "")
+
+
+def differences(session: Any) -> Iterator[tuple[str, str | None, str | None]]:
+    """Where the table differs from the content: (path, stored owner, expected owner);
+    a path two objects would have is expected for the first of them only."""
+    expected: dict[str, Url] = {}
+    for url in all_urls(session):
+        expected.setdefault(url.path, url)
+    stored = {
+        r.path: Url(r.kind, r.object_id, r.part, r.path)
+        for r in session.execute(
+            select(_urls.c.path, _urls.c.kind, _urls.c.object_id, _urls.c.part)
+        )
+    }
+    for path in sorted(stored.keys() | expected.keys()):
+        old, new = stored.get(path), expected.get(path)
+        if old != new:
+            yield path, _described(old), _described(new)
+
+
+def _described(url: Url | None) -> str | None:
+    if url is None:
+        return None
+    return url.owner + (f" part {url.part}" if url.part > 1 else "")
+
+
+def rebuild(session: Any) -> list[Url]:
+    """Rewrite the table from the content; returns the URLs left out because an earlier
+    object (posts, then terms, then authors, each in id order) has them."""
+    kept: dict[str, Url] = {}
+    left_out: list[Url] = []
+    for url in sorted(all_urls(session), key=lambda u: (KINDS.index(u.kind), u.object_id, u.part)):
+        if kept.setdefault(url.path, url) is not url:
+            left_out.append(url)
+    session.execute(delete(_urls))
+    for batch in chunks([u.row() for u in kept.values()], 1000):
+        session.execute(insert(_urls), batch)
+    return left_out
