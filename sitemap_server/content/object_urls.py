@@ -41,6 +41,8 @@ _terms = cast(Table, Term.__table__)
 _authors = cast(Table, Author.__table__)
 KINDS = ("post", "term", "author")
 BATCH = 500  # values in one IN (…)
+# Past this many objects and URLs, one read of the whole table is cheaper than lookups.
+WHOLE_TABLE = 5_000
 
 
 def chunks(values: Iterable[Any], size: int = BATCH) -> Iterator[list[Any]]:
@@ -276,6 +278,11 @@ def _held(session: Any, owners: set[tuple[str, int]], wanted: dict[str, Url]) ->
     if len(owners) <= 100 and len(wanted) <= 100:
         by_owner = tuple_(_urls.c.kind, _urls.c.object_id).in_(sorted(owners))
         yield from session.execute(columns.where(or_(by_owner, _urls.c.path.in_(wanted))))
+        return
+    if len(owners) + len(wanted) > WHOLE_TABLE:  # a type's or taxonomy's every URL
+        for row in session.execute(columns.execution_options(yield_per=10_000)):
+            if (row.kind, row.object_id) in owners or row.path in wanted:
+                yield row
         return
     seen: set[str] = set()
     for batch in chunks(sorted(owners)):
