@@ -60,6 +60,10 @@ class Links:
         return permalinks.absolute(self.site_url, permalinks.author_path(author.slug))
 
     def term(self, term: Term) -> str:
+        return permalinks.absolute(self.site_url, self.term_path(term))
+
+    def term_path(self, term: Term) -> str:
+        """The archive of ``term`` as a path on the site."""
         if term.taxonomy not in self._taxonomies:
             self._taxonomies[term.taxonomy] = self.session.get_one(Taxonomy, term.taxonomy)
         taxonomy = self._taxonomies[term.taxonomy]
@@ -73,6 +77,4 @@ class Links:
                 break
             slugs.append(parent.slug)
             parent_id = parent.parent_id
-        return permalinks.absolute(
-            self.site_url, permalinks.term_path(taxonomy.archive_base, slugs[::-1])
-        )
+        return permalinks.term_path(taxonomy.archive_base, slugs[::-1])

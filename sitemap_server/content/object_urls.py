@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, insert, or_, select, tuple_
+from sqlalchemy import Table, and_, delete, insert, literal, or_, select, union_all
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import Conflict
@@ -39,7 +39,9 @@ _urls = cast(Table, ObjectUrl.__table__)
 _posts = cast(Table, Post.__table__)
 _terms = cast(Table, Term.__table__)
 _authors = cast(Table, Author.__table__)
+_types = cast(Table, PostType.__table__)
 KINDS = ("post", "term", "author")
+ARCHIVE = "archive"  # what ``_held`` calls a post type's archive among the URLs
 BATCH = 500  # values in one IN (…)
 # Past this many objects and URLs, one read of the whole table is cheaper than lookups.
 WHOLE_TABLE = 5_000
@@ -132,9 +134,14 @@ def _slugs_down_to(node: int, known: dict[int, tuple[str, int | None]]) -> list[
 
 
 def post_urls(
-    session: Any, *, ids: Iterable[int] | None = None, post_type: str | None = None
+    session: Any,
+    *,
+    ids: Iterable[int] | None = None,
+    post_type: str | None = None,
+    rows: Sequence[Any] | None = None,
 ) -> list[Url]:
-    """The URLs of the posts ``ids``, or of every post of ``post_type``, or of all posts
+    """The URLs of the posts ``ids``, or of every post of ``post_type``, or of all posts,
+    or of ``rows`` (with the columns' attributes: what an import has just inserted)
     (``session``: a Session or a Connection)."""
     columns = [
         _posts.c.id,
@@ -146,7 +153,9 @@ def post_urls(
         _posts.c.path,
         _posts.c.parts,
     ]
-    rows = _rows(session, columns, ids, None if post_type is None else _posts.c.type == post_type)
+    if rows is None:
+        where = None if post_type is None else _posts.c.type == post_type
+        rows = _rows(session, columns, ids, where)
     types = {t.name: t for t in session.execute(select(PostType.__table__))}
     known = _ancestry(session, _posts, [r for r in rows if types[r.type].hierarchical])
     urls: list[Url] = []
@@ -175,6 +184,11 @@ def post_urls(
 def urls_of_post(path: str, post: Post) -> list[Url]:
     """The URLs of ``post`` whose own path (``Links.post``, relative) is ``path``."""
     return list(_with_parts("post", post.id, _normal(path), post.parts or 1))
+
+
+def url_of(kind: str, object_id: int, path: str) -> Url:
+    """The one URL of a term or author whose archive is ``path`` (``Links``)."""
+    return Url(kind, object_id, 1, _normal(path))
 
 
 def _with_parts(kind: str, object_id: int, path: str, parts: int) -> Iterator[Url]:
@@ -210,19 +224,13 @@ def all_urls(session: Any) -> list[Url]:
 
 
 def _reserved(session: Any, paths: Iterable[str]) -> Iterator[tuple[str, str]]:
-    """(path, why) for each of ``paths`` no post, term or author may have."""
+    """(path, why) for each of ``paths`` that is the server's own (the home page, a
+    document, the admin API, the IndexNow key file); type archives are ``_held``'s."""
     key = _indexnow_key(session)
-    rest = []
     for path in paths:
         problem = "is the home page" if path == "/" else server_path_problem(path, key)
-        if problem is None:
-            rest.append(path)
-        else:
+        if problem is not None:
             yield path, problem
-    for batch in chunks(sorted(rest)):
-        archives = select(PostType.archive_path, PostType.name)
-        for path, name in session.execute(archives.where(PostType.archive_path.in_(batch))):
-            yield path, f"is the archive of post type {name!r}"
 
 
 def _indexnow_key(session: Any) -> str | None:
@@ -256,6 +264,9 @@ def hold(
     if mine == set(wanted.values()):
         return
     for row in current:
+        if row.kind == ARCHIVE:
+            problem = f"is the archive of post type {row.name!r}"
+            _refuse(wanted[row.path], f"{problem}: no post, term or author may have it", field)
         if (row.kind, row.object_id) not in owned:
             _refuse(wanted[row.path], f"is already the URL of {row.kind} {row.object_id}", field)
     for path, problem in _reserved(session, [u.path for u in set(wanted.values()) - mine]):
@@ -272,27 +283,43 @@ def hold(
 
 
 def _held(session: Any, owners: set[tuple[str, int]], wanted: dict[str, Url]) -> Iterator[Any]:
-    """The stored rows of ``owners`` and those of the paths in ``wanted`` (one statement
-    for a write of one object)."""
-    columns = select(_urls.c.path, _urls.c.kind, _urls.c.object_id, _urls.c.part)
-    if len(owners) <= 100 and len(wanted) <= 100:
-        by_owner = tuple_(_urls.c.kind, _urls.c.object_id).in_(sorted(owners))
-        yield from session.execute(columns.where(or_(by_owner, _urls.c.path.in_(wanted))))
-        return
-    if len(owners) + len(wanted) > WHOLE_TABLE:  # a type's or taxonomy's every URL
-        for row in session.execute(columns.execution_options(yield_per=10_000)):
+    """The stored rows of ``owners`` and those of the paths in ``wanted``, and the type
+    archives among those paths (kind ``ARCHIVE``, the type's name in ``name``): one
+    statement for a write of one object, the whole table read once for a type's posts."""
+    columns = select(
+        _urls.c.path, _urls.c.kind, _urls.c.object_id, _urls.c.part, literal("").label("name")
+    )
+    archives = select(
+        _types.c.archive_path.label("path"),
+        literal(ARCHIVE).label("kind"),
+        literal(0).label("object_id"),
+        literal(0).label("part"),
+        _types.c.name,
+    )
+    if len(owners) + len(wanted) > WHOLE_TABLE:
+        every = union_all(columns, archives.where(_types.c.archive_path.is_not(None)))
+        for row in session.execute(select(every.subquery()).execution_options(yield_per=10_000)):
             if (row.kind, row.object_id) in owners or row.path in wanted:
                 yield row
         return
-    seen: set[str] = set()
-    for batch in chunks(sorted(owners)):
-        by_owner = tuple_(_urls.c.kind, _urls.c.object_id).in_(batch)
-        for row in session.execute(columns.where(by_owner)):
-            seen.add(row.path)
-            yield row
-    for batch in chunks(sorted(wanted)):
-        for row in session.execute(columns.where(_urls.c.path.in_(batch))):
-            if row.path not in seen:
+    by_kind: dict[str, list[int]] = {}
+    for kind, object_id in sorted(owners):
+        by_kind.setdefault(kind, []).append(object_id)
+    # Written kind = … AND object_id IN (…): the owner index answers it on both databases.
+    lookups = [
+        and_(_urls.c.kind == kind, _urls.c.object_id.in_(batch))
+        for kind, ids in by_kind.items()
+        for batch in chunks(ids)
+    ] + [_urls.c.path.in_(batch) for batch in chunks(sorted(wanted))]
+    statements: list[Any] = [columns.where(lookup) for lookup in lookups]
+    statements += [archives.where(_types.c.archive_path.in_(b)) for b in chunks(sorted(wanted))]
+    if len(lookups) <= 2:  # one object: one statement
+        statements = [union_all(columns.where(or_(*lookups)), *statements[len(lookups) :])]
+    seen: set[tuple[str, str]] = set()
+    for statement in statements:
+        for row in session.execute(statement):
+            if (row.path, row.kind) not in seen:
+                seen.add((row.path, row.kind))
                 yield row
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..content import object_urls
+from ..content import object_urls, permalinks
 from ..errors import Conflict
 from ..models import Author, Post
 from .common import (
@@ -21,6 +21,10 @@ from .common import (
 from .ids import use_explicit_id
 
 FIELDS = ("slug", "name", "noindex")
+
+
+def _url(author: Author) -> object_urls.Url:
+    return object_urls.url_of("author", author.id, permalinks.author_path(author.slug))
 
 
 def get_author(
@@ -37,7 +41,7 @@ def create_author(session: Session, data: dict[str, Any]) -> Author:
     apply(author, data, FIELDS)
     session.add(author)
     flush(session, "author")
-    object_urls.hold(session, object_urls.author_urls(session, ids={author.id}), "slug")
+    object_urls.hold(session, [_url(author)], "slug")
     changed(session, authors={author.id})
     return author
 
@@ -49,7 +53,7 @@ def update_author(session: Session, author: Author, data: dict[str, Any]) -> Aut
     apply(author, data, FIELDS)
     flush(session, "author")
     if "slug" in data:
-        object_urls.hold(session, object_urls.author_urls(session, ids={author.id}), "slug")
+        object_urls.hold(session, [_url(author)], "slug")
     changed(session, authors={author.id})
     return author
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -36,6 +37,8 @@ STATISTICS_GROWTH = 4
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
 KINDS = ("post_type", "taxonomy", "author", "term", "post")
+# What a prepared post row may leave to the column's default (its URL is made of them).
+IMPLICIT = {"parent_id": None, "path": None, "parts": 1, "published_at": None}
 
 # An import line -> what is wrong with its shape (nothing when it matches ImportLine).
 LineValidator = Callable[[Any], list[FieldProblem]]
@@ -68,7 +71,8 @@ class _PostBatch:
         """The batch's posts take their URLs (``object_urls``), as the API's creates do:
         a URL another object has refuses the import, naming the line."""
         lines = {row["id"]: line for (line, _data), row in zip(self.pending, rows, strict=True)}
-        urls = object_urls.post_urls(self.session, ids=lines)
+        inserted = [SimpleNamespace(**{**IMPLICIT, **row}) for row in rows]
+        urls = object_urls.post_urls(self.session, rows=inserted)
         try:
             object_urls.hold(self.session, urls, "slug")
         except object_urls.UrlTaken as taken:

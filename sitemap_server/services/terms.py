@@ -8,6 +8,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..content import object_urls
+from ..content.links import Links
 from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
 from ..errors import Invalid
@@ -105,7 +106,8 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
         flush(session, "term")
     else:
         add_with_free_slug(session, term, "term", base, _slug_taken(session, taxonomy.name))
-    object_urls.hold(session, object_urls.term_urls(session, ids={term.id}), "slug")
+    url = object_urls.url_of("term", term.id, Links(session, "").term_path(term))
+    object_urls.hold(session, [url], "slug")
     changed(session, terms={term.id})
     return term
 
