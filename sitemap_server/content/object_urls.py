@@ -252,6 +252,8 @@ def hold(
     replaced: those that have no URL in ``urls`` lose theirs), or raise ``UrlTaken`` (a
     409 on ``field``) naming the object or route that has one of them."""
     owned = {(u.kind, u.object_id) for u in urls} | set(owners or ())
+    if not owned:  # a type or taxonomy with nothing in it
+        return
     wanted: dict[str, Url] = {}
     for url in urls:
         other = wanted.setdefault(url.path, url)
