@@ -803,10 +803,12 @@ def run_shard(
     share = -(-examples // SHARDS)
     applied: dict[str, int] = {}
     with ExitStack() as stack:
+        # Last, once the maintainer thread has stopped: an engine disposed under a pass
+        # would leave its connection open until the garbage collector found it.
+        stack.callback(restarts.close)
         if on_postgresql:
             # As the worker started with the application (it restarts with it).
             applied = stack.enter_context(maintainer_running(restarts.sessions, paused))
-        stack.callback(restarts.close)
         sequences = get_state_machine_test(
             machine,
             settings=settings(
