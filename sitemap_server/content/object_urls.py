@@ -31,6 +31,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..errors import Conflict
 from ..models import Author, ObjectUrl, Post, PostType, Taxonomy, Term
+from ..sitemaps.providers import chunks
 from . import permalinks
 from .sanitize import normal_path
 from .urls import server_path_problem
@@ -42,15 +43,8 @@ _authors = cast(Table, Author.__table__)
 _types = cast(Table, PostType.__table__)
 KINDS = ("post", "term", "author")
 ARCHIVE = "archive"  # what ``_held`` calls a post type's archive among the URLs
-BATCH = 500  # values in one IN (…)
 # Past this many objects and URLs, one read of the whole table is cheaper than lookups.
 WHOLE_TABLE = 5_000
-
-
-def chunks(values: Iterable[Any], size: int = BATCH) -> Iterator[list[Any]]:
-    listed = list(values)
-    for start in range(0, len(listed), size):
-        yield listed[start : start + size]
 
 
 # Two requests took one URL at once: the one that stored it second is refused.
@@ -242,16 +236,10 @@ def _indexnow_key(session: Any) -> str | None:
         return None
 
 
-def hold(
-    session: Any,
-    urls: Sequence[Url],
-    field: str | None = None,
-    owners: Iterable[tuple[str, int]] | None = None,
-) -> None:
-    """Make ``urls`` the URLs of their objects (and of ``owners``, objects whose rows are
-    replaced: those that have no URL in ``urls`` lose theirs), or raise ``UrlTaken`` (a
-    409 on ``field``) naming the object or route that has one of them."""
-    owned = {(u.kind, u.object_id) for u in urls} | set(owners or ())
+def hold(session: Any, urls: Sequence[Url], field: str | None = None) -> None:
+    """Make ``urls`` the URLs of their objects (rows they had besides are dropped), or
+    raise ``UrlTaken`` (a 409 on ``field``) naming the object or route that has one."""
+    owned = {(u.kind, u.object_id) for u in urls}
     if not owned:  # a type or taxonomy with nothing in it
         return
     wanted: dict[str, Url] = {}
@@ -263,7 +251,8 @@ def hold(
     mine = {
         Url(r.kind, r.object_id, r.part, r.path) for r in current if (r.kind, r.object_id) in owned
     }
-    if mine == set(wanted.values()):
+    want = set(wanted.values())
+    if mine == want:
         return
     for row in current:
         if row.kind == ARCHIVE:
@@ -271,12 +260,12 @@ def hold(
             _refuse(wanted[row.path], f"{problem}: no post, term or author may have it", field)
         if (row.kind, row.object_id) not in owned:
             _refuse(wanted[row.path], f"is already the URL of {row.kind} {row.object_id}", field)
-    for path, problem in _reserved(session, [u.path for u in set(wanted.values()) - mine]):
+    for path, problem in _reserved(session, [u.path for u in want - mine]):
         _refuse(wanted[path], f"{problem}: no post, term or author may have it", field)
-    stale = [u.path for u in mine - set(wanted.values())]
+    stale = [u.path for u in mine - want]
     for batch in chunks(stale):
         session.execute(delete(_urls).where(_urls.c.path.in_(batch)))
-    new = [u.row() for u in set(wanted.values()) - mine]
+    new = [u.row() for u in want - mine]
     try:
         for batch in chunks(new, 1000):
             session.execute(insert(_urls), batch)
@@ -340,10 +329,7 @@ def release(session: Any, kind: str, ids: Iterable[int]) -> None:
 
 def archive_problem(session: Any, path: str, own_type: str | None) -> str | None:
     """Why a post type's archive may not be at ``path`` (normal form), or None."""
-    if path == "/":
-        return "is the home page"
-    problem = server_path_problem(path, _indexnow_key(session))
-    if problem is not None:
+    for _path, problem in _reserved(session, [path]):
         return problem
     other = session.scalar(
         select(PostType.name).where(
@@ -358,22 +344,11 @@ def archive_problem(session: Any, path: str, own_type: str | None) -> str | None
     return None if row is None else f"is the URL of {row.kind} {row.object_id}"
 
 
-def holder(session: Any, path: str) -> str | None:
-    """Which object has the URL ``path`` (normal form), in words, or None."""
-    row = session.execute(
-        select(_urls.c.kind, _urls.c.object_id, _urls.c.part).where(_urls.c.path == path)
-    ).first()
-    if row is None:
-        return None
-    return f"{row.kind} {row.object_id}" + (f" (part {row.part})" if row.part > 1 else "")
-
-
-def differences(session: Any) -> Iterator[tuple[str, str | None, str | None]]:
-    """Where the table differs from the content: (path, stored owner, expected owner);
-    a path two objects would have is expected for the first of them only."""
-    expected: dict[str, Url] = {}
-    for url in all_urls(session):
-        expected.setdefault(url.path, url)
+def differences(session: Any, urls: Sequence[Url]) -> Iterator[tuple[str, str | None, str | None]]:
+    """Where the table differs from ``urls`` (``all_urls``: what the content implies):
+    (path, stored owner, expected owner); a path two objects would have is expected for
+    the one ``rebuild`` keeps it for."""
+    expected, _left_out = _kept(urls)
     stored = {
         r.path: Url(r.kind, r.object_id, r.part, r.path)
         for r in session.execute(
@@ -392,14 +367,21 @@ def _described(url: Url | None) -> str | None:
     return url.owner + (f" part {url.part}" if url.part > 1 else "")
 
 
-def rebuild(session: Any) -> list[Url]:
-    """Rewrite the table from the content; returns the URLs left out because an earlier
-    object (posts, then terms, then authors, each in id order) has them."""
+def _kept(urls: Iterable[Url]) -> tuple[dict[str, Url], list[Url]]:
+    """Each path with the object that keeps it where several would have it (posts, then
+    terms, then authors, each in id order), and the URLs left out."""
     kept: dict[str, Url] = {}
     left_out: list[Url] = []
-    for url in sorted(all_urls(session), key=lambda u: (KINDS.index(u.kind), u.object_id, u.part)):
+    for url in sorted(urls, key=lambda u: (KINDS.index(u.kind), u.object_id, u.part)):
         if kept.setdefault(url.path, url) is not url:
             left_out.append(url)
+    return kept, left_out
+
+
+def rebuild(session: Any, urls: Sequence[Url] | None = None) -> list[Url]:
+    """Rewrite the table from the content (or from ``urls``, ``all_urls`` already read);
+    returns the URLs left out because an earlier object has them (``_kept``)."""
+    kept, left_out = _kept(all_urls(session) if urls is None else urls)
     session.execute(delete(_urls))
     for batch in chunks([u.row() for u in kept.values()], 1000):
         session.execute(insert(_urls), batch)

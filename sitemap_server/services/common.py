@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
+from ..content.sanitize import UnsafeUrl, normal_path
 from ..content.slugs import normal_slug, unique_slug
 from ..errors import Conflict, Invalid, NotFound, logged
 from ..models import hold_lock, take_write_lock
@@ -43,6 +44,17 @@ def with_normal_slug(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(data.get("slug"), str):
         return {**data, "slug": normal_slug(data["slug"])}
     return data
+
+
+def normal_site_path(value: str | None, field: str) -> str | None:
+    """A path on the site as it is stored and compared, in normal form (RFC 3986: one
+    URL, one spelling); one that is no path on the site is a 422 naming ``field``."""
+    if value is None:
+        return None
+    try:
+        return normal_path(value)
+    except UnsafeUrl as unsafe:
+        raise Invalid.field(field, f"{value[:100]!r} {unsafe}") from None
 
 
 def get_or_404(

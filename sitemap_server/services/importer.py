@@ -37,8 +37,6 @@ STATISTICS_GROWTH = 4
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
 KINDS = ("post_type", "taxonomy", "author", "term", "post")
-# What a prepared post row may leave to the column's default (its URL is made of them).
-IMPLICIT = {"parent_id": None, "path": None, "parts": 1, "published_at": None}
 
 # An import line -> what is wrong with its shape (nothing when it matches ImportLine).
 LineValidator = Callable[[Any], list[FieldProblem]]
@@ -71,7 +69,7 @@ class _PostBatch:
         """The batch's posts take their URLs (``object_urls``), as the API's creates do:
         a URL another object has refuses the import, naming the line."""
         lines = {row["id"]: line for (line, _data), row in zip(self.pending, rows, strict=True)}
-        inserted = [SimpleNamespace(**{**IMPLICIT, **row}) for row in rows]
+        inserted = [SimpleNamespace(**row) for row in rows]  # ``prepare_post`` fills them all
         urls = object_urls.post_urls(self.session, rows=inserted)
         try:
             object_urls.hold(self.session, urls, "slug")

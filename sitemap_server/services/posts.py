@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session, aliased
 
 from ..content import object_urls
 from ..content.links import Links
-from ..content.sanitize import UnsafeUrl, normal_path
 from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
 from ..errors import Conflict, FieldProblem, Invalid
@@ -34,6 +33,7 @@ from .common import (
     get_or_404,
     lock_parents,
     lock_slugs,
+    normal_site_path,
     parse_datetime,
     parse_modified,
     with_normal_slug,
@@ -196,17 +196,6 @@ def _taken_message(slug: str, post_type: PostType, parent: int | None) -> str:
     return f"{slug!r} is already taken by another {post_type.name}{where}"
 
 
-def explicit_path(path: str | None) -> str | None:
-    """A post's explicit ``path`` as it is stored, in normal form (RFC 3986: one URL, one
-    spelling). Whether it is free is ``object_urls.hold``'s to say."""
-    if path is None:
-        return None
-    try:
-        return normal_path(path)
-    except UnsafeUrl as unsafe:
-        raise Invalid.field("path", f"{path[:100]!r} {unsafe}") from None
-
-
 def hold_urls(session: Session, post: Post, field: str | None, moved: bool = False) -> None:
     """Give ``post`` its URLs (``object_urls``), and with ``moved`` (its slug or parent
     changed) its descendants theirs, which contain its slug: a 409 on ``field`` when one
@@ -321,7 +310,7 @@ def prepare_post(
         "canonical": data.get("canonical"),
         "exclude_from_sitemap": data.get("exclude_from_sitemap", False),
         "parts": data.get("parts", 1),
-        "path": explicit_path(data.get("path")),
+        "path": normal_site_path(data.get("path"), "path"),
         "language": language,
         "translation_group": group,
     }
@@ -426,7 +415,7 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
         )
     changes = {k: v for k, v in data.items() if k in FIELDS}
     if changes.get("path") is not None:
-        changes["path"] = explicit_path(changes["path"])
+        changes["path"] = normal_site_path(changes["path"], "path")
     if "password" in changes:
         changes["password"] = changes["password"] or None
     apply(post, changes, FIELDS)

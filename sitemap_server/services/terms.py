@@ -142,7 +142,8 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
     apply(term, data, FIELDS)
     flush(session, "term")
     if "slug" in data or "parent" in data:  # its URL and its descendants' move
-        moved = term_subtree(session, term.taxonomy, term.id)
+        hierarchical = session.get_one(Taxonomy, term.taxonomy).hierarchical
+        moved = term_subtree(session, term.taxonomy, term.id) if hierarchical else [term.id]
         field = "slug" if "slug" in data else "parent"
         object_urls.hold(session, object_urls.term_urls(session, ids=moved), field)
     changed(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
@@ -163,11 +164,12 @@ def delete_term(session: Session, term: Term) -> None:
         | group_members(session, Term.taxonomy, {term.id}),
         posts=linked,
     )
+    # Its descendants' URLs lose its slug.
+    moved = set(term_subtree(session, term.taxonomy, term.id)) - {term.id} if children else set()
     session.execute(update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id))
     session.delete(term)
     flush(session, "term")
     object_urls.release(session, "term", {term.id})
-    if children:  # their URLs lose its slug
-        moved = {t for child in children for t in term_subtree(session, term.taxonomy, child)}
+    if moved:
         object_urls.hold(session, object_urls.term_urls(session, ids=moved))
     changed(session)

@@ -10,10 +10,9 @@ from sqlalchemy.orm import Session
 
 from ..content import object_urls
 from ..content.permalinks import pattern_problem
-from ..content.sanitize import UnsafeUrl, normal_path
 from ..errors import Conflict, Invalid
 from ..models import Post, PostType, Taxonomy, Term
-from .common import apply, changed, ensure_free, flush, get_or_404
+from .common import apply, changed, ensure_free, flush, get_or_404, normal_site_path
 
 POST_TYPE_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_path")
 TAXONOMY_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_base")
@@ -145,12 +144,9 @@ def delete_taxonomy(session: Session, taxonomy: Taxonomy) -> None:
 def _free_archive(session: Session, path: str | None, own_type: str) -> str | None:
     """A type's archive path in normal form, once it is known to be no one else's URL
     (S-107): a 409 when it is taken."""
-    if path is None:
+    normal = normal_site_path(path, "archive_path")
+    if normal is None:
         return None
-    try:
-        normal = normal_path(path)
-    except UnsafeUrl as unsafe:
-        raise Invalid.field("archive_path", f"{path[:100]!r} {unsafe}") from None
     problem = object_urls.archive_problem(session, normal, own_type)
     if problem is not None:
         raise Conflict.field("archive_path", f"{normal} {problem}")

@@ -108,9 +108,12 @@ def check(session: Session, repair: bool = False) -> Report:
         session.execute(
             text(f"CREATE TEMPORARY TABLE {STORED_ENTRIES} AS SELECT * FROM sitemap_entries")
         )
-        for path, stored, expected in object_urls.differences(session):
+        urls = object_urls.all_urls(session)
+        before = report.count
+        for path, stored, expected in object_urls.differences(session, urls):
             report.add(Difference(URLS_TABLE, path, "owner", stored, expected))
-        object_urls.rebuild(session)
+        if report.count > before:  # kept with ``repair``, as the entries are
+            object_urls.rebuild(session, urls)
         report.failures = refresh(session, ContentChanges(everything=True))[:MAX_REPORTED]
         session.flush()
         _compare_entries(session, report)

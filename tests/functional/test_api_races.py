@@ -191,21 +191,29 @@ def test_two_creates_with_the_same_title_at_once_get_the_next_free_slug(
     assert_consistent(app_session)
 
 
+def one_of_two_creates_lost(
+    wsgi_app: Any, api: Any, api_token: str, during_flush: Any, first_body: Any, second_body: Any
+) -> Any:
+    """``second_body`` created while ``first_body``'s create flushes: one is stored (201),
+    the other is refused (409, returned)."""
+    other = client(wsgi_app, api_token)
+    answers = during_flush(lambda: other.post_json("/api/posts", second_body, expect_errors=True))
+
+    first = api.post_json("/api/posts", first_body, expect_errors=True)
+    finished(during_flush)
+
+    statuses = sorted([first.status_int, answers[0].status_int])
+    assert statuses == [201, 409], (first.text, answers[0].text)
+    return first if first.status_int == 409 else answers[0]
+
+
 def test_a_create_that_loses_a_race_for_an_explicit_slug_is_a_409_in_our_words(
     wsgi_app, api, api_token, during_flush, app_session
 ):
     """A slug the client chose is not changed behind its back: 409, without the
     database's text (constraint names, DETAIL lines)."""
     body = {"type": "post", "title": "Mine", "slug": "mine"}
-    other = client(wsgi_app, api_token)
-    answers = during_flush(lambda: other.post_json("/api/posts", body, expect_errors=True))
-
-    first = api.post_json("/api/posts", body, expect_errors=True)
-    finished(during_flush)
-
-    statuses = sorted([first.status_int, answers[0].status_int])
-    assert statuses == [201, 409], (first.text, answers[0].text)
-    lost = first if first.status_int == 409 else answers[0]
+    lost = one_of_two_creates_lost(wsgi_app, api, api_token, during_flush, body, body)
     assert lost.content_type == "application/problem+json"
     detail = lost.json["detail"]
     assert "another request made at the same time" in detail or "already taken" in detail
@@ -231,15 +239,7 @@ def test_two_creates_of_one_url_at_once_store_one(
 ):
     """Each checks the URL free before the other stored it: the primary key of
     ``object_urls`` lets one commit, the other is a 409 (issue 30), on both databases."""
-    other = client(wsgi_app, api_token)
-    answers = during_flush(lambda: other.post_json("/api/posts", second_body, expect_errors=True))
-
-    first = api.post_json("/api/posts", first_body, expect_errors=True)
-    finished(during_flush)
-
-    statuses = sorted([first.status_int, answers[0].status_int])
-    assert statuses == [201, 409], (first.text, answers[0].text)
-    lost = first if first.status_int == 409 else answers[0]
+    lost = one_of_two_creates_lost(wsgi_app, api, api_token, during_flush, first_body, second_body)
     for database_text in ("pk_", "UNIQUE", "DETAIL", "constraint", "object_urls"):
         assert database_text not in lost.text
     assert_consistent(app_session)

@@ -130,6 +130,42 @@ def test_the_test_database_was_left_alone(engine):
         assert differences(connection) == []
 
 
+def old_post(post_id, post_type, slug, status, published, modified=None, **columns):
+    """A post's row as every revision since 0010 stores it (``old_site`` writes it)."""
+    return {
+        "id": post_id,
+        "type": post_type,
+        "title": slug.title(),
+        "slug": slug,
+        "status": status,
+        "author_id": 1,
+        "content": "",
+        "images": "[]",
+        "published_at": published,
+        "modified_at": modified or published,
+        "robots": "default",
+        "exclude_from_sitemap": False,
+        "parts": 1,
+        "parent_id": None,
+        "path": None,
+        **columns,
+    }
+
+
+def old_site(connection, posts, terms):
+    """One author (1) and ``posts`` and ``terms`` (dicts of their columns), written with
+    plain SQL at an older revision than the models describe."""
+
+    def insert(table, rows):
+        columns = list(rows[0])
+        names, values = ", ".join(columns), ", ".join(f":{c}" for c in columns)
+        connection.execute(text(f"INSERT INTO {table} ({names}) VALUES ({values})"), rows)
+
+    insert("authors", [{"id": 1, "slug": "ada", "name": "A", "noindex": False}])
+    insert("posts", posts)
+    insert("terms", [{"description": "", "noindex": False, **term} for term in terms])
+
+
 def test_0010_keeps_an_existing_site_as_it_was(scratch, ini_file):
     """A site migrated from 0009 keeps its author sitemap and excludes no post; going
     back to 0009 removes both settings."""
@@ -157,25 +193,14 @@ def test_migrating_a_site_keeps_its_links_and_dates_its_future_modifications_now
     with scratch.begin() as connection:
         config = migrations.alembic_config(ini_file, connection=connection)
         command.upgrade(config, "0010")
-        connection.execute(
-            text("INSERT INTO authors (id, slug, name, noindex) VALUES (1, 'a', 'A', false)")
-        )
-        connection.execute(
-            text(
-                "INSERT INTO posts (id, type, title, slug, status, author_id, content, images,"
-                " published_at, modified_at, robots, exclude_from_sitemap, parts) VALUES"
-                " (1, 'page', 'Home', 'home', 'publish', 1, '', '[]', :past, :past, 'default',"
-                " false, 1),"
-                " (2, 'post', 'Later', 'later', 'publish', 1, '', '[]', :past, :future,"
-                " 'default', false, 1)"
-            ),
-            {"past": datetime(2024, 1, 1, tzinfo=UTC), "future": datetime(2031, 1, 1, tzinfo=UTC)},
-        )
-        connection.execute(
-            text(
-                "INSERT INTO terms (id, taxonomy, slug, name, description, noindex)"
-                " VALUES (5, 'category', 'c', 'C', '', false)"
-            )
+        past, future = datetime(2024, 1, 1, tzinfo=UTC), datetime(2031, 1, 1, tzinfo=UTC)
+        old_site(
+            connection,
+            posts=[
+                old_post(1, "page", "home", "publish", past),
+                old_post(2, "post", "later", "publish", past, future),
+            ],
+            terms=[{"id": 5, "taxonomy": "category", "slug": "c", "name": "C"}],
         )
         connection.execute(text("INSERT INTO post_terms (post_id, term_id) VALUES (1, 5), (2, 5)"))
         connection.execute(text("UPDATE site_settings SET front_page = 'page', front_page_id = 1"))
@@ -198,28 +223,15 @@ def test_0015_gives_every_object_its_url_and_the_first_keeps_a_shared_one(scratc
     with scratch.begin() as connection:
         config = migrations.alembic_config(ini_file, connection=connection)
         command.upgrade(config, "0014")
-        connection.execute(
-            text("INSERT INTO authors (id, slug, name, noindex) VALUES (1, 'ada', 'A', false)")
-        )
-        connection.execute(
-            text(
-                "INSERT INTO posts (id, type, title, slug, status, author_id, content, images,"
-                " published_at, modified_at, robots, exclude_from_sitemap, parts, parent_id,"
-                " path) VALUES"
-                " (1, 'page', 'About', 'about', 'publish', 1, '', '[]', :at, :at, 'default',"
-                " false, 1, NULL, NULL),"
-                " (2, 'page', 'Über', 'über', 'draft', 1, '', '[]', :at, :at, 'default',"
-                " false, 2, 1, NULL),"
-                " (3, 'post', 'Squat', 'squat', 'publish', 1, '', '[]', :at, :at, 'default',"
-                " false, 1, NULL, '/category/news/')"
-            ),
-            {"at": datetime(2024, 5, 1, tzinfo=UTC)},
-        )
-        connection.execute(
-            text(
-                "INSERT INTO terms (id, taxonomy, slug, name, description, noindex)"
-                " VALUES (5, 'category', 'news', 'News', '', false)"
-            )
+        at = datetime(2024, 5, 1, tzinfo=UTC)
+        old_site(
+            connection,
+            posts=[
+                old_post(1, "page", "about", "publish", at),
+                old_post(2, "page", "über", "draft", at, parent_id=1, parts=2),
+                old_post(3, "post", "squat", "publish", at, path="/category/news/"),
+            ],
+            terms=[{"id": 5, "taxonomy": "category", "slug": "news", "name": "News"}],
         )
 
         command.upgrade(config, "heads")
