@@ -236,17 +236,31 @@ def _indexnow_key(session: Any) -> str | None:
         return None
 
 
-def hold(session: Any, urls: Sequence[Url], field: str | None = None) -> None:
+def hold(
+    session: Any,
+    urls: Sequence[Url],
+    field: str | None = None,
+    written: Iterable[tuple[str, int]] = (),
+) -> None:
     """Make ``urls`` the URLs of their objects (rows they had besides are dropped), or
-    raise ``UrlTaken`` (a 409 on ``field``) naming the object or route that has one."""
+    raise ``UrlTaken`` (a 409 on ``field``) naming the object or route that has one.
+
+    ``written`` are the objects the request itself creates or changes: a refusal names
+    the URL alone for them (a new one's id is gone with the refused request), and says
+    whose it would have been for the others (a side effect: "the URL post 7 would get")."""
     owned = {(u.kind, u.object_id) for u in urls}
     if not owned:  # a type or taxonomy with nothing in it
         return
+    mentioned = owned - set(written)
+
+    def refuse(url: Url, problem: str) -> None:
+        _refuse(url, problem, field, (url.kind, url.object_id) in mentioned)
+
     wanted: dict[str, Url] = {}
     for url in urls:
         other = wanted.setdefault(url.path, url)
         if other is not url:
-            _refuse(url, f"is also the URL {other.owner} would get", field)
+            refuse(url, f"is also the URL {other.owner} would get")
     current = list(_held(session, owned, wanted))
     mine = {
         Url(r.kind, r.object_id, r.part, r.path) for r in current if (r.kind, r.object_id) in owned
@@ -257,11 +271,11 @@ def hold(session: Any, urls: Sequence[Url], field: str | None = None) -> None:
     for row in current:
         if row.kind == ARCHIVE:
             problem = f"is the archive of post type {row.name!r}"
-            _refuse(wanted[row.path], f"{problem}: no post, term or author may have it", field)
+            refuse(wanted[row.path], f"{problem}: no post, term or author may have it")
         if (row.kind, row.object_id) not in owned:
-            _refuse(wanted[row.path], f"is already the URL of {row.kind} {row.object_id}", field)
+            refuse(wanted[row.path], f"is already the URL of {row.kind} {row.object_id}")
     for path, problem in _reserved(session, [u.path for u in want - mine]):
-        _refuse(wanted[path], f"{problem}: no post, term or author may have it", field)
+        refuse(wanted[path], f"{problem}: no post, term or author may have it")
     stale = [u.path for u in mine - want]
     for batch in chunks(stale):
         session.execute(delete(_urls).where(_urls.c.path.in_(batch)))
@@ -314,8 +328,12 @@ def _held(session: Any, owners: set[tuple[str, int]], wanted: dict[str, Url]) ->
                 yield row
 
 
-def _refuse(url: Url, problem: str, field: str | None) -> None:
-    detail = f"{url.path}, the URL {url.owner} would get, {problem}"
+def _refuse(url: Url, problem: str, field: str | None, whose: bool) -> None:
+    detail = (
+        f"{url.path}, the URL {url.owner} would get, {problem}"
+        if whose
+        else f"{url.path} {problem}"
+    )
     taken = cast(UrlTaken, UrlTaken.field(field, detail) if field else UrlTaken(detail))
     taken.claimant = (url.kind, url.object_id)
     raise taken

@@ -41,7 +41,7 @@ def create_author(session: Session, data: dict[str, Any]) -> Author:
     apply(author, data, FIELDS)
     session.add(author)
     flush(session, "author")
-    object_urls.hold(session, [_url(author)], "slug")
+    object_urls.hold(session, [_url(author)], "slug", written={("author", author.id)})
     changed(session, authors={author.id})
     return author
 
@@ -53,7 +53,7 @@ def update_author(session: Session, author: Author, data: dict[str, Any]) -> Aut
     apply(author, data, FIELDS)
     flush(session, "author")
     if "slug" in data:
-        object_urls.hold(session, [_url(author)], "slug")
+        object_urls.hold(session, [_url(author)], "slug", written={("author", author.id)})
     changed(session, authors={author.id})
     return author
 

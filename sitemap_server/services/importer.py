@@ -72,7 +72,7 @@ class _PostBatch:
         inserted = [SimpleNamespace(**row) for row in rows]  # ``prepare_post`` fills them all
         urls = object_urls.post_urls(self.session, rows=inserted)
         try:
-            object_urls.hold(self.session, urls, "slug")
+            object_urls.hold(self.session, urls, "slug", written={("post", i) for i in lines})
         except object_urls.UrlTaken as taken:
             raise taken.at_line(lines[taken.claimant[1]], "post") from None
 

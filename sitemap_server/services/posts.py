@@ -204,7 +204,7 @@ def hold_urls(session: Session, post: Post, field: str | None, moved: bool = Fal
     urls = object_urls.urls_of_post(links.post_path(post), post)
     if moved and links.hierarchical(post.type):
         urls += object_urls.post_urls(session, ids=descendants(session, {post.id}))
-    object_urls.hold(session, urls, field)
+    object_urls.hold(session, urls, field, written={("post", post.id)})
 
 
 def _check_parent(

@@ -107,7 +107,7 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
     else:
         add_with_free_slug(session, term, "term", base, _slug_taken(session, taxonomy.name))
     url = object_urls.url_of("term", term.id, Links(session, "").term_path(term))
-    object_urls.hold(session, [url], "slug")
+    object_urls.hold(session, [url], "slug", written={("term", term.id)})
     changed(session, terms={term.id})
     return term
 
@@ -145,7 +145,8 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
         hierarchical = session.get_one(Taxonomy, term.taxonomy).hierarchical
         moved = term_subtree(session, term.taxonomy, term.id) if hierarchical else [term.id]
         field = "slug" if "slug" in data else "parent"
-        object_urls.hold(session, object_urls.term_urls(session, ids=moved), field)
+        urls = object_urls.term_urls(session, ids=moved)
+        object_urls.hold(session, urls, field, written={("term", term.id)})
     changed(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
     return term
 

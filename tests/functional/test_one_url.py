@@ -142,6 +142,8 @@ def test_a_page_whose_path_is_a_term_archive_is_a_409(api, site, db_snapshot):
         "slug",
     )
     assert "is already the URL of term" in problem["detail"]
+    # It names the URL and its holder, not the id the refused page briefly had.
+    assert problem["detail"].startswith("slug: /category/travel/ is already the URL of term")
     assert db_snapshot() == before
 
 
@@ -173,13 +175,15 @@ def test_a_parent_moved_or_renamed_moves_its_children_and_may_not_land_them_on_a
     """The children's URLs contain the parent's slug: renaming it to "category" would
     give its child "travel" the category's archive."""
     parent = page(api, "Places")
-    page(api, "Travel", parent=parent["id"])
+    travel = page(api, "Travel", parent=parent["id"])
     before = db_snapshot()
     response = api.patch_json(
         f"/api/posts/{parent['id']}", {"slug": "category"}, expect_errors=True
     )
     problem = assert_problem(response, 409, "slug")
     assert "/category/travel/" in problem["detail"] and "term" in problem["detail"]
+    # A side effect says whose URL it would have been.
+    assert f"the URL post {travel['id']} would get" in problem["detail"]
     assert db_snapshot() == before
 
 
