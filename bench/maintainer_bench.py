@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from common import Statements, drop_all_tables
-from sitemap_bench import cli, generate
+from sitemap_bench import blog_shaped, cli, generate
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 from write_bench import cpu_seconds, write_ini
@@ -77,7 +77,15 @@ def main() -> None:
     parser.add_argument("--per-page", type=int, default=1000, help="entries per sitemap page")
     parser.add_argument("--sizes", default="1,5,25,500", help="changed posts per pass")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--profile-size", type=int, default=1, help="changed posts per profiled pass"
+    )
     parser.add_argument("--statements", action="store_true")
+    parser.add_argument(
+        "--one-author",
+        action="store_true",
+        help="as most blogs are: every post by one author and in one category",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.db == "postgresql":
@@ -88,6 +96,8 @@ def main() -> None:
         ini = write_ini(Path(tmp), url, 0)
         cli(ini, "migrate")
         generate(url, args.posts, args.per_page)
+        if args.one_author:
+            blog_shaped(url)
         cli(ini, "rebuild-sitemaps")
         settings = dict(
             normalize(
@@ -125,10 +135,10 @@ def main() -> None:
             apply(sessions, backend)
             statements.keep = False
             print("\n".join(statements.kept))
-        if args.profile:  # passes of one change, as sequential writes make them
+        if args.profile:  # passes of one change (by default), as sequential writes make them
             profile = cProfile.Profile()
             for _ in range(20):
-                record(sessions, rng, args.posts, 1)
+                record(sessions, rng, args.posts, args.profile_size)
                 profile.enable()
                 apply(sessions, backend)
                 profile.disable()

@@ -82,6 +82,18 @@ def cli(ini: Path, *args: str) -> str:
     return done.stdout.decode()
 
 
+def blog_shaped(url: str) -> None:
+    """The posts ``generate`` made as most blogs have them: every one by author 1 and in
+    category 1 (``generate`` gives each post one category, terms 1 to a tenth of them),
+    where an author's or a term's newest post is one among all of them."""
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE posts SET author_id = 1"))
+        categories = "SELECT id FROM terms WHERE taxonomy = 'category'"
+        conn.execute(text(f"UPDATE post_terms SET term_id = 1 WHERE term_id IN ({categories})"))
+    engine.dispose()
+
+
 def generate(url: str, posts: int, per_page: int, videos: int = 0, news: int = 0) -> None:
     engine = create_engine(url)
     meta = MetaData()

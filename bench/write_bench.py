@@ -43,7 +43,7 @@ from typing import Any
 import requests
 import sitemap_bench
 from common import drop_all_tables, wait_until_up
-from sitemap_bench import BIN, cli, free_port, generate, percentile
+from sitemap_bench import BIN, blog_shaped, cli, free_port, generate, percentile
 from sqlalchemy import create_engine, text
 
 HERE = Path(__file__).resolve().parent
@@ -373,6 +373,11 @@ def main() -> None:
         metavar="FILE",
         help="profile the first server (FILE) and the worker (FILE.worker) under reads + writes",
     )
+    parser.add_argument(
+        "--one-author",
+        action="store_true",
+        help="as most blogs are: every post by one author and in one category",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
@@ -385,6 +390,8 @@ def main() -> None:
         cli(ini, "migrate")
         started = time.perf_counter()
         generate(url, args.posts, args.per_page)
+        if args.one_author:
+            blog_shaped(url)
         cli(ini, "rebuild-sitemaps")
         print(
             f"{args.db}: {args.posts} posts generated and built in "

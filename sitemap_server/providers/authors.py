@@ -4,17 +4,26 @@ settings turn the author sitemap off (``author_sitemap``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
+from typing import cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..content import eligibility, permalinks
 from ..hookspecs import hookimpl
 from ..models import Author, Post, SitemapEntry
 from ..models.site import get_settings
+from ..sitemaps import newest
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry
 from ..sitemaps.providers import BuildContext, Provider, chunks
+
+_posts = cast(Table, Post.__table__)
+# The authors of some posts.
+AUTHORS_OF = select(_posts.c.id, _posts.c.author_id).where(
+    _posts.c.id.in_(bindparam("posts", expanding=True))
+)
 
 
 @hookimpl
@@ -38,9 +47,9 @@ class AuthorProvider(Provider):
         if not ctx.post_providers:
             return
         # Their newest listed post: what the post sitemaps list is what counts.
-        newest = func.max(SitemapEntry.lastmod).label("newest")
+        newest_post = func.max(SitemapEntry.lastmod).label("newest")
         query = (
-            select(Author, newest)
+            select(Author, newest_post)
             .join(Post, Post.author_id == Author.id)
             .join(SitemapEntry, eligibility.listed_post_entry(Post.id, ctx.post_providers))
             .where(eligibility.author_criteria(ctx.plugins))
@@ -49,8 +58,18 @@ class AuthorProvider(Provider):
         )
         batches = [None] if keys is None else list(chunks(sorted(keys)))
         for batch in batches:
-            batch_query = query if batch is None else query.where(Author.id.in_(batch))
-            for author, lastmod in ctx.session.execute(batch_query):
+            found: list[tuple[Author, datetime | None]]
+            if batch is None:
+                found = [(author, date) for author, date in ctx.session.execute(query)]
+            else:
+                known = self._kept_up(ctx, batch)
+                rest = [key for key in batch if key not in known]
+                found = self._authors(ctx, known)
+                if rest:
+                    rows = ctx.session.execute(query.where(Author.id.in_(rest)))
+                    found += [(author, date) for author, date in rows]
+                found.sort(key=lambda row: row[0].id)
+            for author, lastmod in found:
                 if eligibility.excluded_by_plugins(ctx.plugins, "author", author):
                     continue
                 yield Entry(
@@ -59,3 +78,26 @@ class AuthorProvider(Provider):
                     lastmod=lastmod,
                     item=author,
                 )
+
+    def _kept_up(self, ctx: BuildContext, keys: list[int]) -> dict[int, datetime]:
+        """The newest listed post of the authors ``keys`` that follows from their stored
+        entries and the dates of the posts refreshed (``sitemaps.newest``)."""
+        dates = newest.changed_dates(ctx)
+        if dates is None:
+            return {}
+        stored = {key: date for key, (_path, date) in newest.stored(ctx, self.name, keys).items()}
+        members: dict[int, set[int]] = {}
+        for batch in chunks(sorted(dates)):
+            for post_id, author_id in ctx.session.execute(AUTHORS_OF, {"posts": batch}):
+                members.setdefault(author_id, set()).add(post_id)
+        return newest.kept_up(dates, stored, members)
+
+    def _authors(
+        self, ctx: BuildContext, known: dict[int, datetime]
+    ) -> list[tuple[Author, datetime | None]]:
+        if not known:
+            return []
+        query = select(Author).where(
+            Author.id.in_(sorted(known)), eligibility.author_criteria(ctx.plugins)
+        )
+        return [(author, known[author.id]) for author in ctx.session.scalars(query)]

@@ -15,6 +15,7 @@ from ..content.images import post_images
 from ..content.translations import group_members
 from ..hookspecs import hookimpl
 from ..models import SitemapEntry, Taxonomy, Term, post_terms
+from ..sitemaps import newest
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry, alternate_links
 from ..sitemaps.providers import BuildContext, Provider, chunks
@@ -40,6 +41,12 @@ NEWEST_OF = (
     .where(post_terms.c.term_id.in_(bindparam("terms", expanding=True)))
     .group_by(post_terms.c.term_id)
 )
+
+# The terms of some posts, and the ``BuildContext.memo`` key that keeps them.
+TERM_LINKS = select(post_terms.c.post_id, post_terms.c.term_id).where(
+    post_terms.c.post_id.in_(bindparam("posts", expanding=True))
+)
+TERMS_OF = "taxonomies.terms_of_refreshed_posts"
 
 
 @hookimpl
@@ -136,6 +143,8 @@ class TaxonomyProvider(Provider):
             .order_by(Term.id)
         )
         batches = [None] if keys is None else list(chunks(sorted(keys)))
+        # Dates kept up from the posts refreshed, for the few terms of a write.
+        dates = newest.changed_dates(ctx) if keys is not None and len(batches) == 1 else None
         for batch in batches:
             terms = list(
                 session.scalars(query if batch is None else query.where(Term.id.in_(batch)))
@@ -152,14 +161,14 @@ class TaxonomyProvider(Provider):
             ]
             everyone = terms + members
             subtree = {t.id: _subtree(t.id, children) for t in everyone}
-            if batch is None:
-                own = self._own_newest(ctx, None)
-            else:
-                own = self._own_newest(ctx, sorted({i for ids in subtree.values() for i in ids}))
+            urls = {t.id: ctx.links.term(t) for t in everyone}
+            kept = {} if dates is None else self._kept_up(ctx, dates, everyone, urls, subtree)
+            dated = self._newest(ctx, [t for t in everyone if t.id not in kept], subtree, batch)
+            dated.update(kept)
             listed = {
-                term.id: found
+                term.id: (urls[term.id][len(ctx.site_url) :], dated[term.id])
                 for term in everyone
-                if (found := self._listed(ctx, term, subtree[term.id], own, term.id in known))
+                if term.id in dated and self._allowed(ctx, term, urls[term.id], term.id in known)
             }
             alternates = translations(ctx, everyone, listed)
             for term in terms:
@@ -175,27 +184,60 @@ class TaxonomyProvider(Provider):
                     item=term,
                 )
 
-    def _listed(
+    def _newest(
         self,
         ctx: BuildContext,
-        term: Term,
-        subtree: list[int],
-        own: dict[int, datetime | None],
-        warn: bool,
-    ) -> tuple[str, datetime | None] | None:
-        """The path and lastmod of ``term`` when it is listed, else None. S-203: it has a
-        listed post of its own or, in a hierarchical taxonomy, of a descendant (as
-        WordPress shows them on the term's archive)."""
-        if not any(i in own for i in subtree):
-            return None
-        url = ctx.links.term(term)
+        terms: list[Term],
+        subtree: dict[int, list[int]],
+        batch: list[int] | None,
+    ) -> dict[int, datetime | None]:
+        """The newest listed post of each of ``terms`` that has one (S-203: of its own or,
+        in a hierarchical taxonomy, of a descendant, as WordPress shows them on the
+        term's archive), read from the stored post entries."""
+        if not terms:
+            return {}
+        if batch is None:
+            own = self._own_newest(ctx, None)
+        else:
+            own = self._own_newest(ctx, sorted({i for t in terms for i in subtree[t.id]}))
+        found: dict[int, datetime | None] = {}
+        for term in terms:
+            if any(i in own for i in subtree[term.id]):
+                dates = [d for i in subtree[term.id] if (d := own.get(i)) is not None]
+                found[term.id] = max(dates, default=None)
+        return found
+
+    def _kept_up(
+        self,
+        ctx: BuildContext,
+        dates: dict[int, tuple[datetime | None, datetime | None]],
+        terms: list[Term],
+        urls: dict[int, str],
+        subtree: dict[int, list[int]],
+    ) -> dict[int, datetime]:
+        """The newest listed post of those of ``terms`` whose date follows from their
+        stored entries and the dates of the posts refreshed (``sitemaps.newest``)."""
+        stored = newest.stored(ctx, self.name, [t.id for t in terms])
+        if self.hierarchical and any(
+            urls[t.id][len(ctx.site_url) :] != stored[t.id][0] for t in terms if t.id in stored
+        ):
+            return {}  # a term moved, and the posts of its subtree with it
+        links = _terms_of(ctx, dates)
+        members = {
+            term.id: {post for post, of in links.items() if of.intersection(subtree[term.id])}
+            for term in terms
+        }
+        return newest.kept_up(dates, {key: date for key, (_path, date) in stored.items()}, members)
+
+    def _allowed(self, ctx: BuildContext, term: Term, url: str, warn: bool) -> bool:
+        """Whether ``term``, which has a listed post, is listed (no exclusion leaves it
+        out)."""
         excluded = next(eligibility.candidate_exclusions(ctx.plugins, "term", term, url), None)
         if excluded is not None:
             if excluded.rule == eligibility.URL_RULE and warn:
                 log.warning("term %s left out of the sitemap: %s", term.id, excluded.reason)
-            return None
-        dates = [d for i in subtree if (d := own.get(i)) is not None]
-        return url[len(ctx.site_url) :], max(dates, default=None)
+            return False
+        return True
 
     def _images(self, ctx: BuildContext, term: Term, url: str) -> list[str]:
         return post_images(
@@ -218,6 +260,19 @@ def translations(
         if term.id in listed and term.translation_group and term.language:
             members.setdefault(term.translation_group, {})[term.language] = listed[term.id][0]
     return alternate_links(members, ctx.settings.x_default_language or ctx.settings.language)
+
+
+def _terms_of(
+    ctx: BuildContext, dates: dict[int, tuple[datetime | None, datetime | None]]
+) -> dict[int, set[int]]:
+    """The terms (of any taxonomy) of the posts refreshed: read once a refresh."""
+    if TERMS_OF not in ctx.memo:
+        found: dict[int, set[int]] = {}
+        for batch in chunks(sorted(dates)):
+            for post_id, term_id in ctx.session.execute(TERM_LINKS, {"posts": batch}):
+                found.setdefault(post_id, set()).add(term_id)
+        ctx.memo[TERMS_OF] = found
+    return cast(dict[int, set[int]], ctx.memo[TERMS_OF])
 
 
 def term_subtree(session: Session, taxonomy: str, term_id: int) -> list[int]:

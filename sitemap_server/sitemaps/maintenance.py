@@ -38,6 +38,7 @@ from ..models.meta import utcnow
 from ..models.notifications import ADDED, REMOVED, UPDATED
 from ..models.site import configured_site_url, effective_site_url, get_settings
 from . import changes as change_log
+from . import newest
 from .changes import ContentChanges, UrlChange
 from .entries import Entry
 from .pages import overfull_pages, recut_pages, refresh_page_dates
@@ -328,6 +329,7 @@ def contained_update(
         raise
     except Exception as error:
         ctx.memo.pop(CHANGED, None)
+        newest.forget(ctx)  # what it noted of its posts' dates was undone
         if keys is None or len(keys) == 1:
             what = (
                 f"the {provider.name} sitemap"
@@ -603,6 +605,8 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     ``catch_up``, and ``check`` through it), so no two refreshes of one provider overlap."""
     session = ctx.session
     if keys is None:
+        if provider.name in ctx.post_providers:
+            newest.forget(ctx)
         where_provider = _ENTRIES.c.provider == provider.name
         _changed(ctx, provider)
         # Small sitemaps are compared, so search engines hear of exactly what changed.
@@ -644,6 +648,8 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         (e.key, e.part): (e.path, e.lastmod, e.images, e.extra, e.alternates)
         for e, _row in candidates
     }
+    if provider.name in ctx.post_providers:  # their authors' and terms' dates follow
+        newest.note(ctx, keys, before, after)
     if after == before:
         return  # nothing a crawler would see has changed: no new version
     _changed(ctx, provider)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 import pytest
 from lxml import etree
+from sqlalchemy import update
 
+from sitemap_server.models import SitemapEntry
 from sitemap_server.services import posts as post_service
 from sitemap_server.testing import apply_changes, parse_sitemap
 
@@ -693,6 +695,46 @@ def test_changing_a_posts_author_moves_the_author_dates(api, testapp):
     assert moment(dates[second["url"]]) == moment(at(10))
     index = sitemap_index(testapp)
     assert moment(index[f"{SITE}/author-sitemap.xml"]) == moment(at(10))
+
+
+def test_an_edit_dates_its_author_and_terms_from_its_post_alone(api, testapp, dbsession):
+    """An edit dates its post now, and with it its author and terms, without reading the
+    other posts they have (``sitemaps/newest.py``): on a site whose every post has one
+    author and one category that read cost more than the rest of the write.
+
+    What was read shows through one older post whose stored entry is given a date in the
+    future: only a read of every post of the author or category finds it."""
+    author = create_author(api, "writer")
+    parent = create_term(api, "travel")
+    child = create_term(api, "europe", parent=parent["id"])
+    tag = create_term(api, "trains", taxonomy="post_tag")
+    linked = {"author": author["id"], "terms": [child["id"], tag["id"]]}
+    older = create_post(api, slug="older", published_at=at(2), **linked)
+    newer = create_post(api, slug="newer", published_at=at(5), **linked)
+    locs(testapp, "post")  # applied
+    hidden = datetime(2099, 1, 1, tzinfo=UTC)
+    dbsession.execute(
+        update(SitemapEntry)
+        .where(SitemapEntry.provider == "post", SitemapEntry.key == older["id"])
+        .values(lastmod=hidden)
+    )
+    dbsession.commit()
+    grouped = [(author["url"], "author"), (parent["url"], "category"), (child["url"], "category")]
+    grouped.append((tag["url"], "post_tag"))
+
+    def dates() -> dict[str, datetime]:
+        found = {}
+        for name in ("author", "category", "post_tag"):
+            found.update({e.loc: moment(e.lastmod) for e in urlset(testapp, name)})
+        return {url: found[url] for url, _name in grouped}
+
+    update_post(api, newer, title="Edited")
+    edited = {e.loc: moment(e.lastmod) for e in urlset(testapp, "post")}[newer["permalink"]]
+    assert edited > moment(at(5))
+    assert dates() == {url: edited for url, _name in grouped}
+    # Dated back before the edit, the post no longer dates them: they are read again.
+    update_post(api, newer, modified_at=at(6))
+    assert dates() == {url: hidden for url, _name in grouped}
 
 
 def test_noindexing_an_author_or_term_later_removes_it(api, testapp):
