@@ -222,10 +222,12 @@ class TaxonomyProvider(Provider):
             urls[t.id][len(ctx.site_url) :] != stored[t.id][0] for t in terms if t.id in stored
         ):
             return {}  # a term moved, and the posts of its subtree with it
-        links = _terms_of(ctx, dates)
+        posts_of: dict[int, set[int]] = {}
+        for post, of in _terms_of(ctx, dates).items():
+            for term_id in of:
+                posts_of.setdefault(term_id, set()).add(post)
         members = {
-            term.id: {post for post, of in links.items() if of.intersection(subtree[term.id])}
-            for term in terms
+            term.id: set().union(*(posts_of.get(i, ()) for i in subtree[term.id])) for term in terms
         }
         return newest.kept_up(dates, {key: date for key, (_path, date) in stored.items()}, members)
 
