@@ -20,10 +20,12 @@ from ..sitemaps.entries import Entry
 from ..sitemaps.providers import BuildContext, Provider, chunks
 
 _posts = cast(Table, Post.__table__)
-# The authors of some posts.
+# The authors of some posts, and the ``BuildContext.memo`` key that keeps the refreshed
+# posts of each author.
 AUTHORS_OF = select(_posts.c.id, _posts.c.author_id).where(
     _posts.c.id.in_(bindparam("posts", expanding=True))
 )
+POSTS_OF = "authors.refreshed_posts_of"
 
 
 @hookimpl
@@ -86,11 +88,13 @@ class AuthorProvider(Provider):
         if dates is None:
             return {}
         stored = {key: date for key, (_path, date) in newest.stored(ctx, self.name, keys).items()}
-        members: dict[int, set[int]] = {}
-        for batch in chunks(sorted(dates)):
-            for post_id, author_id in ctx.session.execute(AUTHORS_OF, {"posts": batch}):
-                members.setdefault(author_id, set()).add(post_id)
-        return newest.kept_up(dates, stored, members)
+        if POSTS_OF not in ctx.memo:  # read once a refresh, whatever the batches
+            members: dict[int, set[int]] = {}
+            for batch in chunks(sorted(dates)):
+                for post_id, author_id in ctx.session.execute(AUTHORS_OF, {"posts": batch}):
+                    members.setdefault(author_id, set()).add(post_id)
+            ctx.memo[POSTS_OF] = members
+        return newest.kept_up(dates, stored, ctx.memo[POSTS_OF])
 
     def _authors(
         self, ctx: BuildContext, known: dict[int, datetime]
