@@ -235,15 +235,10 @@ def throughput(url: str, seconds: float) -> tuple[float, str]:
 
 def explain(url: str) -> None:
     """The plans of the read path's queries (and the write path's scheduled-post lookup)."""
+    from sitemap_server.documents import MAX_PAGES, SITEMAPS_PER_INDEX
     from sitemap_server.sitemaps.pages import page_range
     from sitemap_server.sitemaps.reader import VERSIONS
-    from sitemap_server.sitemaps.views import (
-        ENTRIES,
-        MAX_PAGES,
-        PAGE,
-        SITEMAPS_PER_INDEX,
-        index_pages,
-    )
+    from sitemap_server.sitemaps.views import ENTRIES, PAGE, index_pages
 
     engine = create_engine(url)
     sqlite = engine.dialect.name == "sqlite"

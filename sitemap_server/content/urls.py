@@ -5,14 +5,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from ..documents import READ_PATH
 from ..models.content import MAX_URL_LENGTH
-
-# The read path's documents: sitemaps and their index, robots.txt, the stylesheets and
-# the pages for people (``sitemaps/views.py`` routes them).
-READ_PATH = re.compile(
-    r"^/(sitemap_index[0-9]*\.xml|sitemap\.xml|robots\.txt|[a-z0-9_]+-sitemap[0-9]*\.xml|[^/]+\.xsl"
-    r"|sitemaps/?|sitemaps/[a-z0-9_-]+\.(?:html|css))$"
-)
 
 
 def server_path_problem(path: str, indexnow_key: str | None = None) -> str | None:

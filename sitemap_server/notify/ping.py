@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from ..documents import index_url
 from ..hookspecs import hookimpl
 from ..settings import Setting, http_url
 from .channels import Burst, Channel, Message
@@ -31,10 +32,6 @@ def ping_targets(value: str) -> tuple[str, ...]:
         http_url(template.replace("{sitemap}", "x"))
         targets.append(template)
     return tuple(dict.fromkeys(targets))
-
-
-def index_url(site_url: str) -> str:
-    return f"{site_url}/sitemap_index.xml"
 
 
 class Ping(Channel):

@@ -23,6 +23,7 @@ from ..content import eligibility, permalinks
 from ..content.eligibility import Exclusion, Rule
 from ..content.sanitize import clean_url
 from ..context import plugins_of
+from ..documents import INDEX, INDEX_PATH, MAX_PAGES, PAGE_PATH, index_url, sitemap_url
 from ..errors import NotFound
 from ..models import (
     Author,
@@ -41,14 +42,9 @@ from ..providers.taxonomies import term_subtree
 from .maintenance import OUTAGE, all_providers, build_context, catch_up, filter_entry
 from .providers import Provider
 from .rendering import EntryRenderer
-from .views import MAX_PAGES
 from .xml import site_zone, w3c
 
 KINDS = ("post", "term", "author")
-INDEX = "sitemap_index"
-DOCUMENT = re.compile(r"^/([a-z0-9_]+)-sitemap([0-9]{0,9})\.xml$")
-# The index and its further parts past 50,000 sitemaps (S-311).
-INDEX_DOCUMENT = re.compile(rf"^/{INDEX}([0-9]{{0,9}})\.xml$")
 # Ids are 32-bit integers; a larger number names nothing (and PostgreSQL refuses it).
 MAX_ID = 2**31 - 1
 
@@ -130,8 +126,8 @@ class Explainer:
         path = self._path(url)
         if path is None:
             raise NotFound(f"{given} is not on this site ({self.site_url}/)")
-        document = DOCUMENT.match(path)
-        if INDEX_DOCUMENT.match(path) or document:
+        document = PAGE_PATH.match(path)
+        if INDEX_PATH.match(path) or document:
             return self._document(url, document)
         stored = self._stored(path)
         core = [row for row in stored if self._kind(row.provider) in KINDS]
@@ -333,7 +329,7 @@ class Explainer:
         ).first()
 
     def _document(self, url: str, document: re.Match[str] | None) -> Explanation:
-        index_url = f"{self.site_url}/{INDEX}.xml"
+        index = index_url(self.site_url)
         if document is None:
             return Explanation(
                 url,
@@ -381,7 +377,7 @@ class Explainer:
         explanation.sitemaps.append(
             Listing(
                 INDEX,
-                index_url,
+                index,
                 1,
                 w3c(row.lastmod, self.zone),
                 f"the newest lastmod of its {row.entries} entries (S-301)",
@@ -441,10 +437,9 @@ class Explainer:
         )
         if page is None:
             return None
-        suffix = "" if page == 1 else str(page)
         return Listing(
             row.provider,
-            f"{self.site_url}/{row.provider}-sitemap{suffix}.xml",
+            sitemap_url(self.site_url, row.provider, page),
             page,
             w3c(row.lastmod, self.zone),
             self._lastmod_source(row),

@@ -21,6 +21,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
 
+from ..documents import DOCUMENT_ROUTE, HTML_ROOT, INDEX, html_url
 from .responses import (
     RENDER_CACHE,
     X_ROBOTS_TAG,
@@ -32,7 +33,7 @@ from .responses import (
     pack,
     send,
 )
-from .views import HTML_ROOT, INDEX, html_url, moved
+from .views import moved
 
 # lxml is imported by the first page for people, in each function that uses it: a
 # process that serves only XML does without it (~5 MB).
@@ -148,7 +149,7 @@ s|url > :not(s|loc):not(s|lastmod) {{ display: none; }}
 
 
 def css_view(request: Request) -> Response:
-    """The stylesheet a document names besides its XSL (``views.css_path``)."""
+    """The stylesheet a document names besides its XSL (``documents.css_path``)."""
     document = request.matchdict["document"]
     url = html_url(request.read_state.site.site_url, document)
     text = CSS.format(url=css_string(url))
@@ -215,11 +216,9 @@ def includeme(config: Configurator) -> None:
     config.add_route("sitemap.html.index", HTML_ROOT)
     config.add_route(
         "sitemap.html.page",
-        HTML_ROOT + "{document:sitemap_index[0-9]*|[a-z0-9_]+-sitemap[0-9]*}.html",
+        HTML_ROOT + DOCUMENT_ROUTE + ".html",
     )
     for route in ("sitemap.html.root", "sitemap.html.index", "sitemap.html.page"):
         config.add_view(html_view, route_name=route, request_method=("GET", "HEAD"))
-    config.add_route(
-        "sitemap.css", HTML_ROOT + "{document:sitemap_index[0-9]*|[a-z0-9_]+-sitemap[0-9]*}.css"
-    )
+    config.add_route("sitemap.css", HTML_ROOT + DOCUMENT_ROUTE + ".css")
     config.add_view(css_view, route_name="sitemap.css", request_method=("GET", "HEAD"))

@@ -41,6 +41,7 @@ from typing import Any
 
 from chameleon import PageTemplateFile
 
+from ..documents import sitemap_path
 from .entries import Entry
 from .xml import local_w3c, w3c, xml_text
 
@@ -95,16 +96,6 @@ def people_note(url: str) -> str:
     no ``--``: a URL's is written ``-%2D``, which a browser reads back the same (hosts
     and paths are percent-decoded)."""
     return f" A sitemap, for search engines. People read it at {url.replace('--', '-%2D')} "
-
-
-def sitemap_name(name: str, page: int) -> str:
-    """The document that is page ``page`` of provider ``name``: ``post-sitemap2``."""
-    return f"{name}-sitemap{'' if page == 1 else page}"
-
-
-def sitemap_path(name: str, page: int) -> str:
-    """Where page ``page`` of provider ``name`` is, on the site."""
-    return f"/{sitemap_name(name, page)}.xml"
 
 
 def index_fragment(name: str, page: int, lastmod: Any, zone: tzinfo) -> str:

@@ -26,13 +26,24 @@ from pyramid.response import Response
 from sqlalchemy import Integer, Select, bindparam, case, func, select
 from sqlalchemy.engine import Connection
 
-from ..content.urls import READ_PATH
+from .. import documents
 from ..context import CONTEXT_KEY
+from ..documents import (
+    READ_PATH,
+    beyond,
+    canonical,
+    css_path,
+    html_url,
+    index_name,
+    index_path,
+    sitemap_name,
+    sitemap_url,
+)
 from ..models import SitemapEntry, SitemapPage
 from .pages import IN_PAGE, page_range
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
-from .rendering import FRAME, INDEX_FRAME, document, sitemap_name, sitemap_path, template
+from .rendering import FRAME, INDEX_FRAME, document, template
 from .responses import (
     READER,
     RENDER_CACHE,
@@ -46,46 +57,19 @@ from .responses import (
 
 log = logging.getLogger(__name__)
 
-# The protocol's limit of sitemaps per provider (S-304); a larger number is a page that
-# cannot exist, answered without asking the database (which may not hold such an int),
-# and pages past it are listed in no index.
-MAX_PAGES = 50_000
-# The protocol's limit of sitemaps one index lists (S-311). Past it the index is split:
-# sitemap_index.xml, sitemap_index2.xml, ... (Google accepts no index of indexes), and
-# robots.txt names every one.
-SITEMAPS_PER_INDEX = 50_000
-INDEX = "sitemap_index"
 # Pages with more entries are read through a server-side cursor, in batches.
 STREAMED_ENTRIES = 5_000
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 # hreflang annotations: <xhtml:link rel="alternate"> (S-405).
 XHTML_NS = "http://www.w3.org/1999/xhtml"
-# The sitemaps as pages for people, rendered here from their XSL (html.py).
-HTML_ROOT = "/sitemaps/"
 
 
 NAMESPACES = "sitemap_server.namespaces"
 
 
-def sitemap_url(site_url: str, name: str, page: int) -> str:
-    return site_url + sitemap_path(name, page)
-
-
-def css_path(document: str) -> str:
-    """The stylesheet that makes ``document`` legible as plain XML, in a browser without
-    XSLT: it names the page for people (``html.css_view``)."""
-    return f"{HTML_ROOT}{document}.css"
-
-
-def html_url(site_url: str, document: str) -> str:
-    """Where people see ``document`` (``sitemap_index``, ``post-sitemap2``) as a page."""
-    page = "" if document == INDEX else f"{document}.html"
-    return f"{site_url}{HTML_ROOT}{page}"
-
-
 def index_view(request: Request) -> Response:
     number = request.matchdict["number"]
-    if beyond(number, MAX_INDEXES):
+    if beyond(number, documents.MAX_INDEXES):
         return not_found(request, request.path)
     site = request.read_state.site
     target = canonical(number)
@@ -96,12 +80,16 @@ def index_view(request: Request) -> Response:
 
     def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
         # The pages' stored <sitemap> elements, in the providers' order, this index's part.
-        per_index = SITEMAPS_PER_INDEX
+        per_index = documents.SITEMAPS_PER_INDEX
         elements: Iterable[Any] = ()
         if names:
             elements = conn.scalars(
                 index_pages(tuple(names)),
-                {"skip": (part - 1) * per_index, "take": per_index, "last_page": MAX_PAGES},
+                {
+                    "skip": (part - 1) * per_index,
+                    "take": per_index,
+                    "last_page": documents.MAX_PAGES,
+                },
             ).all()
         if part > 1 and not elements:
             return None
@@ -117,30 +105,6 @@ def index_view(request: Request) -> Response:
     return sitemap_response(request, ("index", part), names, render)
 
 
-def index_name(part: int) -> str:
-    """The document that is part ``part`` of the index: ``sitemap_index2``."""
-    return f"{INDEX}{'' if part == 1 else part}"
-
-
-def index_path(part: int) -> str:
-    return f"/{index_name(part)}.xml"
-
-
-def beyond(number: str, last: int) -> bool:
-    """Whether a page number from a URL (digits) is past ``last``, however long it is."""
-    digits = number.lstrip("0")
-    return len(digits) > len(str(last)) or (bool(digits) and int(digits) > last)
-
-
-def canonical(number: str) -> int | None:
-    """The page a number that is not its page's canonical form means: ``0``, ``1`` and
-    zero-padded numbers (``02``) move to the canonical URL (S-303); None for one that
-    is canonical already ("" for the first, then ``2``, ``3``...)."""
-    if number and (number.startswith("0") or number == "1"):
-        return max(int(number.lstrip("0") or "0"), 1)
-    return None
-
-
 def moved(request: Request, location: str) -> Response:
     """A 301 to ``location``, with the sitemaps' robots header."""
     response = HTTPMovedPermanently(location=location)
@@ -151,7 +115,7 @@ def moved(request: Request, location: str) -> Response:
 def page_view(request: Request) -> Response:
     name = request.matchdict["name"]
     number = request.matchdict["number"]
-    if beyond(number, MAX_PAGES):
+    if beyond(number, documents.MAX_PAGES):
         return not_found(request, request.path)
     site = request.read_state.site
     target = canonical(number)
@@ -207,10 +171,6 @@ ENTRIES = (
 )
 
 
-# Index files a URL may name (Google reads at most 500 per site); a larger number is
-# answered 404 without asking the database.
-MAX_INDEXES = 500
-
 # The pages an index lists: none past MAX_PAGES, which the page view answers 404 for.
 _LISTED_PAGES = SitemapPage.page <= bindparam("last_page", type_=Integer)
 
@@ -234,9 +194,9 @@ def index_parts(conn: Connection, names: list[str]) -> int:
     """How many index files list the pages of ``names`` (one, even when empty)."""
     pages = conn.scalar(
         select(func.count()).where(SitemapPage.provider.in_(names), _LISTED_PAGES),
-        {"last_page": MAX_PAGES},
+        {"last_page": documents.MAX_PAGES},
     )
-    return max(1, -(-int(pages or 0) // SITEMAPS_PER_INDEX))
+    return max(1, -(-int(pages or 0) // documents.SITEMAPS_PER_INDEX))
 
 
 PAGE = select(
@@ -327,9 +287,9 @@ def includeme(config: Configurator) -> None:
     # when it is first used: 90 ms each).
     for spec in (FRAME, INDEX_FRAME):
         template(spec).cook_check()
-    config.add_route("sitemap.index", "/sitemap_index{number:[0-9]*}.xml")
+    config.add_route("sitemap.index", documents.INDEX_ROUTE)
     config.add_route("sitemap.legacy_index", "/sitemap.xml")
-    config.add_route("sitemap.page", "/{name:[a-z0-9_]+}-sitemap{number:[0-9]*}.xml")
+    config.add_route("sitemap.page", documents.PAGE_ROUTE)
     config.add_route("robots", "/robots.txt")
     # The admin API answers its own 404s as problem details.
     config.add_notfound_view(not_found_view, path_info=r"^(?!/api(/|$))")
@@ -365,7 +325,7 @@ def warm_up(reader: Reader) -> None:
             if not names:
                 return
             conn.execute(
-                index_pages(tuple(names)), {"skip": 0, "take": 1, "last_page": MAX_PAGES}
+                index_pages(tuple(names)), {"skip": 0, "take": 1, "last_page": documents.MAX_PAGES}
             ).all()
             row = conn.execute(PAGE, {"name": names[0], "page": 1}).first()
             if row is not None:

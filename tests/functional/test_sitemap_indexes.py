@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitemap_server.sitemaps import views
+from sitemap_server import documents
 from sitemap_server.testing import (
     SITE_URL,
     SITEMAP_NS,
@@ -27,8 +27,8 @@ POSTS = 7
 
 @pytest.fixture
 def small_limits(monkeypatch):
-    monkeypatch.setattr(views, "SITEMAPS_PER_INDEX", 3)
-    monkeypatch.setattr(views, "MAX_PAGES", 5)
+    monkeypatch.setattr(documents, "SITEMAPS_PER_INDEX", 3)
+    monkeypatch.setattr(documents, "MAX_PAGES", 5)
 
 
 def create_post(api, number: int) -> dict:
@@ -65,7 +65,7 @@ def listed(testapp, index_url: str) -> list[str]:
 
 def test_past_the_limit_the_index_is_split_and_robots_txt_names_every_part(site, monkeypatch):
     whole = listed(site, f"{SITE_URL}/sitemap_index.xml")  # the protocol's limit: one index
-    monkeypatch.setattr(views, "SITEMAPS_PER_INDEX", 3)
+    monkeypatch.setattr(documents, "SITEMAPS_PER_INDEX", 3)
     forget_rendered(site.app)  # rendered with the limit of before
     indexes = robots_indexes(site)
     parts = [listed(site, url) for url in indexes]
@@ -108,7 +108,7 @@ def test_no_index_lists_a_page_past_the_last_one_a_provider_may_have(site, small
 
 
 def test_writes_that_add_sitemaps_add_index_files(api, site, monkeypatch):
-    monkeypatch.setattr(views, "SITEMAPS_PER_INDEX", 3)
+    monkeypatch.setattr(documents, "SITEMAPS_PER_INDEX", 3)
     before = robots_indexes(site)
     last = site.get(before[-1].removeprefix(SITE_URL), status=200).headers["ETag"]
     for number in range(POSTS, POSTS + 3):  # three more pages: one more index file

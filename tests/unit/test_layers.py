@@ -139,3 +139,9 @@ def test_the_import_graph_has_no_cycle():
         list(TopologicalSorter(graph).static_order())
     except CycleError as error:
         pytest.fail(f"modules import each other in a circle: {' -> '.join(error.args[1])}")
+
+
+def test_the_url_grammar_of_documents_imports_nothing_of_the_application():
+    """``documents.py`` is read by the bottom layer (``content/urls.py``) and the engine
+    alike: it can import neither."""
+    assert module_imports(PACKAGE / "documents.py") == []
