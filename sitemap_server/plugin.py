@@ -44,6 +44,7 @@ What it holds:
 from __future__ import annotations
 
 from .api.views import api_view, body, created, no_content, path_param
+from .batches import chunks
 from .content.links import Links
 from .content.permalinks import home_path
 from .content.sanitize import clean_text, clean_url, host_of, normal_host
@@ -71,7 +72,7 @@ from .settings import (
 from .sitemaps.changes import ContentChanges
 from .sitemaps.engine import Engine, engine_of
 from .sitemaps.entries import Entry
-from .sitemaps.providers import BuildContext, Provider, chunks
+from .sitemaps.providers import BuildContext, Provider
 from .sitemaps.xml import valid_chars, w3c
 
 __all__ = [

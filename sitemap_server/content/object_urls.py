@@ -29,9 +29,9 @@ from typing import Any, cast
 from sqlalchemy import Table, and_, delete, insert, literal, or_, select, union_all
 from sqlalchemy.exc import IntegrityError
 
+from ..batches import chunks
 from ..errors import Conflict
 from ..models import Author, ObjectUrl, Post, PostType, Taxonomy, Term
-from ..sitemaps.providers import chunks
 from . import permalinks
 from .sanitize import normal_path
 from .urls import server_path_problem

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from ..sitemaps.providers import chunks
+from ..batches import chunks
 
 
 def group_members(session: Session, kind: Any, ids: Iterable[int]) -> set[int]:

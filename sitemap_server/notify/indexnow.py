@@ -12,10 +12,10 @@ from pyramid.config import Configurator
 from pyramid.request import Request as WebRequest
 from pyramid.response import Response
 
+from ..batches import chunks
 from ..hookspecs import hookimpl
 from ..models.notifications import FAILED, SENT
 from ..settings import Setting, http_url, positive_int
-from ..sitemaps.providers import chunks
 from .channels import Burst, Channel, Message, Request, Result
 
 NAME = "indexnow"

@@ -19,13 +19,13 @@ from sqlalchemy import Column, Integer, MetaData, Table, Text, delete, func, ins
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from ..batches import chunks
 from ..hookspecs import hookimpl
 from ..models import Notification, NotificationChange
 from ..models.meta import utcnow
 from ..models.notifications import PENDING, REBUILT
 from ..models.site import effective_site_url, get_settings
 from ..sitemaps.changes import UrlChange
-from ..sitemaps.providers import chunks
 from .channels import Burst, Channel, Message
 from .config import NotifyConfig
 

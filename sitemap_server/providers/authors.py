@@ -10,6 +10,7 @@ from typing import cast
 from sqlalchemy import Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
+from ..batches import chunks
 from ..content import eligibility, permalinks
 from ..hookspecs import hookimpl
 from ..models import Author, Post, SitemapEntry
@@ -17,7 +18,7 @@ from ..models.site import get_settings
 from ..sitemaps import newest
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry
-from ..sitemaps.providers import BuildContext, Provider, chunks
+from ..sitemaps.providers import BuildContext, Provider
 
 _posts = cast(Table, Post.__table__)
 # The authors of some posts, and the ``BuildContext.memo`` key that keeps the refreshed

@@ -10,6 +10,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, Select, Table, bindparam, func, select
 from sqlalchemy.orm import Session, lazyload
 
+from ..batches import chunks
 from ..content import eligibility, permalinks
 from ..content.images import post_images
 from ..content.translations import group_members
@@ -18,7 +19,7 @@ from ..models import Post, PostType, SitemapEntry, SiteSettings, post_terms
 from ..models.content import LISTED_STATUSES
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry, alternate_links
-from ..sitemaps.providers import BuildContext, Provider, chunks
+from ..sitemaps.providers import BuildContext, Provider
 
 log = logging.getLogger(__name__)
 # Posts read at a time; the translations of each such chunk are read in one query.

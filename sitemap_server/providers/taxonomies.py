@@ -10,6 +10,7 @@ from typing import cast
 from sqlalchemy import Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
+from ..batches import chunks
 from ..content import eligibility
 from ..content.images import post_images
 from ..content.translations import group_members
@@ -18,7 +19,7 @@ from ..models import SitemapEntry, Taxonomy, Term, post_terms
 from ..sitemaps import newest
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry, alternate_links
-from ..sitemaps.providers import BuildContext, Provider, chunks
+from ..sitemaps.providers import BuildContext, Provider
 
 log = logging.getLogger(__name__)
 

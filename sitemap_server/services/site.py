@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
+from ..batches import chunks
 from ..errors import Invalid
 from ..models import Post, SiteSettings, post_terms
 from ..models.site import MAX_EXCLUDED_POSTS, ExcludedPost, excluded_post_ids, get_settings
-from ..sitemaps.providers import chunks
 from .common import apply, changed, flush, get_or_404
 
 # Ids are 32-bit integers (the API's Id); a larger one names no post.

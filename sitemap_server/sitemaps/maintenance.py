@@ -29,6 +29,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SATimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..batches import chunks
 from ..content.links import Links
 from ..content.translations import group_members
 from ..context import context_of, plugins_of
@@ -42,7 +43,7 @@ from . import newest
 from .changes import ContentChanges, UrlChange
 from .entries import Entry
 from .pages import overfull_pages, recut_pages, refresh_page_dates
-from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, chunks
+from .providers import PAGE_FRAME_BYTES, BuildContext, Provider
 from .rendering import EntryRenderer, render_key, settings_key
 from .versions import StoredState, bump, set_due, set_rendered, stored_state
 from .xml import EntryRules, site_zone

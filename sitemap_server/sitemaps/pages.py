@@ -33,8 +33,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
+from ..batches import chunks
 from ..models import SitemapEntry, SitemapPage
-from .providers import BuildContext, chunks
+from .providers import BuildContext
 from .rendering import index_fragment
 
 # The statements of the common case (a few entries changed), built once with bound

@@ -106,14 +106,3 @@ class Provider:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-
-def chunks(values: Iterable[Any], size: int = 500) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for value in values:
-        batch.append(value)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "sitemap_server"
 # Each lower package, and what it must never import.
 BELOW = {
     "models": ("services", "api", "sitemaps", "notify", "providers", "cli"),
-    "content": ("services", "api", "notify", "cli"),
+    "content": ("services", "api", "sitemaps", "notify", "providers", "cli"),
     "providers": ("services", "api", "notify", "cli"),
     "sitemaps": ("services", "api", "cli"),
     "notify": ("services", "api", "cli"),
@@ -141,7 +141,9 @@ def test_the_import_graph_has_no_cycle():
         pytest.fail(f"modules import each other in a circle: {' -> '.join(error.args[1])}")
 
 
-def test_the_url_grammar_of_documents_imports_nothing_of_the_application():
-    """``documents.py`` is read by the bottom layer (``content/urls.py``) and the engine
-    alike: it can import neither."""
-    assert module_imports(PACKAGE / "documents.py") == []
+@pytest.mark.parametrize("module", ["documents.py", "batches.py"])
+def test_the_modules_every_layer_uses_import_nothing_of_the_application(module: str):
+    """``documents.py`` (the read path's URL grammar) and ``batches.py`` (``chunks``) are
+    read by the bottom layer (``content/``) and the engine alike: they can import
+    neither."""
+    assert module_imports(PACKAGE / module) == []
