@@ -48,6 +48,8 @@ TERM_LINKS = select(post_terms.c.post_id, post_terms.c.term_id).where(
     post_terms.c.post_id.in_(bindparam("posts", expanding=True))
 )
 TERMS_OF = "taxonomies.terms_of_refreshed_posts"
+# ``BuildContext.memo`` key (with the taxonomy): the terms the refresh's changes name.
+CHANGED_TERMS = "taxonomies.changed_terms"
 
 
 @hookimpl
@@ -84,6 +86,7 @@ class TaxonomyProvider(Provider):
         return keys | group_members(ctx.session, Term.taxonomy, keys - changes.terms)
 
     def _affected_terms(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
+        ctx.memo[CHANGED_TERMS, self.name] = set(changes.terms)  # for ``_kept_up``
         keys = set(changes.terms)
         if not keys or not self.hierarchical:
             return keys
@@ -163,7 +166,7 @@ class TaxonomyProvider(Provider):
             everyone = terms + members
             subtree = {t.id: _subtree(t.id, children) for t in everyone}
             urls = {t.id: ctx.links.term(t) for t in everyone}
-            kept = {} if dates is None else self._kept_up(ctx, dates, everyone, urls, subtree)
+            kept = {} if dates is None else self._kept_up(ctx, dates, everyone, subtree)
             dated = self._newest(ctx, [t for t in everyone if t.id not in kept], subtree, batch)
             dated.update(kept)
             listed = {
@@ -213,20 +216,21 @@ class TaxonomyProvider(Provider):
         ctx: BuildContext,
         dates: dict[int, tuple[datetime | None, datetime | None]],
         terms: list[Term],
-        urls: dict[int, str],
         subtree: dict[int, list[int]],
     ) -> dict[int, datetime]:
         """The newest listed post of those of ``terms`` whose date follows from their
         stored entries and the dates of the posts refreshed (``sitemaps.newest``)."""
-        stored = newest.stored(ctx, self.name, [t.id for t in terms])
-        if self.hierarchical and any(
-            urls[t.id][len(ctx.site_url) :] != stored[t.id][0] for t in terms if t.id in stored
-        ):
-            return {}  # a term moved, and the posts of its subtree with it
         posts_of: dict[int, set[int]] = {}
         for post, of in _terms_of(ctx, dates).items():
             for term_id in of:
                 posts_of.setdefault(term_id, set()).add(post)
+        if self.hierarchical:
+            # A term changed by a write of its own (moved, deleted, noindexed), not only as
+            # a term of a refreshed post, may have moved posts between subtrees.
+            written = ctx.memo.get((CHANGED_TERMS, self.name))
+            if written is None or not written <= posts_of.keys():
+                return {}
+        stored = newest.stored(ctx, self.name, [t.id for t in terms])
         members = {
             term.id: set().union(*(posts_of.get(i, ()) for i in subtree[term.id])) for term in terms
         }

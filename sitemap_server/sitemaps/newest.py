@@ -16,10 +16,12 @@ the newest date after among the noted posts now in the group:
 - else the group is read again (the post that dated it became older, or left).
 
 This holds while a post joins or leaves a group only through a write that the post
-providers refresh it for (a post's author or terms). A term moved under another parent, or
-deleted, moves whole subtrees of posts between groups: the terms provider reads every
-group again in a refresh where a term's URL changed. Anything else (a post sitemap rebuilt
-whole, a provider that failed) leaves the dates unknown, and every group is read again.
+providers refresh it for (a post's author or terms). A term of a hierarchical taxonomy
+written itself (moved under another parent, deleted, noindexed) may move whole subtrees
+of posts between groups, listed or not: the terms provider reads every group of that
+taxonomy again in a refresh that names a term none of the refreshed posts has. Anything
+else (a post sitemap rebuilt whole, a provider that failed) leaves the dates unknown, and
+every group is read again.
 """
 
 from __future__ import annotations

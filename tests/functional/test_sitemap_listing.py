@@ -737,6 +737,23 @@ def test_an_edit_dates_its_author_and_terms_from_its_post_alone(api, testapp, db
     assert dates() == {url: hidden for url, _name in grouped}
 
 
+def test_a_term_moved_out_takes_its_posts_dates_with_it_even_unlisted(api, testapp):
+    """A child category dates its parent with its posts, listed itself or not; moved out
+    (no post written), its posts date the parent no more. Found by the model-based test:
+    a noindexed child, which has no stored entry, moved without the parent noticing."""
+    parent = create_term(api, "travel")
+    child = create_term(api, "europe", parent=parent["id"])
+    create_post(api, slug="own", terms=[parent["id"]], published_at=at(2))
+    create_post(api, slug="child", terms=[child["id"]], published_at=at(9))
+    dates = {e.loc: e.lastmod for e in urlset(testapp, "category")}
+    assert moment(dates[parent["url"]]) == moment(at(9))
+    api.patch_json(f"/api/terms/{child['id']}", {"noindex": True}, status=200)
+    assert moment(urlset(testapp, "category")[0].lastmod) == moment(at(9))
+    api.patch_json(f"/api/terms/{child['id']}", {"parent": None}, status=200)
+    [entry] = urlset(testapp, "category")
+    assert (entry.loc, moment(entry.lastmod)) == (parent["url"], moment(at(2)))
+
+
 def test_noindexing_an_author_or_term_later_removes_it(api, testapp):
     author = create_author(api, "writer")
     term = create_term(api, "topic")
