@@ -88,7 +88,7 @@ class AuthorProvider(Provider):
         dates = newest.changed_dates(ctx)
         if dates is None:
             return {}
-        stored = {key: date for key, (_path, date) in newest.stored(ctx, self.name, keys).items()}
+        stored = newest.stored(ctx, self.name, keys)
         if POSTS_OF not in ctx.memo:  # read once a refresh, whatever the batches
             members: dict[int, set[int]] = {}
             for batch in chunks(sorted(dates)):

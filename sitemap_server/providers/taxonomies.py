@@ -165,10 +165,10 @@ class TaxonomyProvider(Provider):
             ]
             everyone = terms + members
             subtree = {t.id: _subtree(t.id, children) for t in everyone}
-            urls = {t.id: ctx.links.term(t) for t in everyone}
             kept = {} if dates is None else self._kept_up(ctx, dates, everyone, subtree)
             dated = self._newest(ctx, [t for t in everyone if t.id not in kept], subtree, batch)
             dated.update(kept)
+            urls = {t.id: ctx.links.term(t) for t in everyone if t.id in dated}
             listed = {
                 term.id: (urls[term.id][len(ctx.site_url) :], dated[term.id])
                 for term in everyone
@@ -234,7 +234,7 @@ class TaxonomyProvider(Provider):
         members = {
             term.id: set().union(*(posts_of.get(i, ()) for i in subtree[term.id])) for term in terms
         }
-        return newest.kept_up(dates, {key: date for key, (_path, date) in stored.items()}, members)
+        return newest.kept_up(dates, stored, members)
 
     def _allowed(self, ctx: BuildContext, term: Term, url: str, warn: bool) -> bool:
         """Whether ``term``, which has a listed post, is listed (no exclusion leaves it

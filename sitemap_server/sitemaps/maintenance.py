@@ -631,6 +631,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     for batch in chunks(sorted(keys)):
         rows = session.execute(STORED_OF_KEYS, {"provider": provider.name, "keys": batch})
         before.update({(r.key, r.part): tuple(r)[2:] for r in rows})
+    newest.note_stored(ctx, provider.name, before)  # authors and terms start from them
     content_keys = {k for k in keys if k != 0}
     # Rendered before they are compared: an entry that cannot be rendered is not stored.
     fresh = _rendered(

@@ -30,23 +30,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select
-
-from ..models import SitemapEntry
 from .providers import BuildContext
 
 # ``BuildContext.memo`` keys: post id -> (date before, date after) of the posts the post
-# providers refreshed; set when those are not known.
+# providers refreshed; set when those are not known; (with a provider's name) key -> date
+# of its stored entries, as its refresh read them.
 DATES = "newest.dates"
 UNKNOWN = "newest.unknown"
-
-_entries = cast(Table, SitemapEntry.__table__)
-# The stored entries (their first part) of some keys of a provider.
-STORED = select(_entries.c.key, _entries.c.path, _entries.c.lastmod).where(
-    _entries.c.provider == bindparam("provider"),
-    _entries.c.part == 1,
-    _entries.c.key.in_(bindparam("keys", expanding=True)),
-)
+STORED = "newest.stored"
 
 
 def note(
@@ -83,12 +74,21 @@ def changed_dates(ctx: BuildContext) -> dict[int, tuple[datetime | None, datetim
     return cast(dict[int, tuple[datetime | None, datetime | None]], ctx.memo.get(DATES, {}))
 
 
-def stored(ctx: BuildContext, provider: str, keys: list[int]) -> dict[int, tuple[str, Any]]:
-    """The path and date of the stored entries of ``keys`` (one batch) in ``provider``."""
-    if not keys:
-        return {}
-    rows = ctx.session.execute(STORED, {"provider": provider, "keys": keys})
-    return {row.key: (row.path, row.lastmod) for row in rows}
+def note_stored(
+    ctx: BuildContext, provider: str, before: dict[tuple[int, int], tuple[Any, ...]]
+) -> None:
+    """What a refresh of ``provider`` read of its stored entries before recomputing them
+    (``before``, as for ``note``): the dates ``kept_up`` starts from, not read twice."""
+    ctx.memo[STORED, provider] = {
+        key: values[1] for (key, part), values in before.items() if part == 1
+    }
+
+
+def stored(ctx: BuildContext, provider: str, keys: Iterable[int]) -> dict[int, datetime | None]:
+    """The stored dates of those of ``keys`` that ``provider``'s refresh read (none
+    outside a refresh: then every group is read again)."""
+    found: dict[int, datetime | None] = ctx.memo.get((STORED, provider), {})
+    return {key: found[key] for key in keys if key in found}
 
 
 def kept_up(
