@@ -24,7 +24,8 @@ from common import Statements, empty_database, migrate
 from sitemap_bench import cli, generate
 from webtest import TestApp
 
-from sitemap_server import main as make_app
+from sitemap_server.app import main as make_app
+from sitemap_server.app import site_of_app
 
 
 def built_site(db: str, posts: int, directory: Path) -> tuple[Any, TestApp]:
@@ -57,7 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         app, client = built_site(args.db, args.posts, Path(tmp))
-        statements = Statements(app.registry["dbengine"])
+        statements = Statements(site_of_app(app).database)
         for n in range(10):  # templates, caches, prepared statements
             client.patch_json(f"/api/posts/{n + 1}", {"title": f"Warm {n}"})
         statements.keep = True
@@ -81,7 +82,7 @@ def main() -> None:
             stats.sort_stats("tottime").print_stats(30)
             stats.sort_stats("cumulative").print_stats(70)
             stats.print_callees("tm_tween|_finish|commit")
-        app.registry["dbengine"].dispose()
+        site_of_app(app).close()
 
 
 if __name__ == "__main__":

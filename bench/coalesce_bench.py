@@ -25,10 +25,10 @@ from sqlalchemy import func, select, text
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sitemap_server import main as make_app  # noqa: E402
+from sitemap_server.app import main as make_app  # noqa: E402
+from sitemap_server.app import site_of_app  # noqa: E402
 from sitemap_server.models import Notification  # noqa: E402
 from sitemap_server.notify import outbox  # noqa: E402
-from sitemap_server.notify.config import NotifyConfig  # noqa: E402
 
 
 def peak_mb() -> int:
@@ -53,7 +53,7 @@ def main() -> None:
         }
         migrate(url, directory)
         app = make_app({}, **settings)
-        sessions = app.registry["dbsession_factory"]
+        sessions = site_of_app(app).sessions
         # Made by the database, so the bench's own memory stays out of the figure.
         numbers = (
             "SELECT generate_series(0, :count - 1) AS n"
@@ -70,7 +70,7 @@ def main() -> None:
                 ),
                 {"now": datetime.now(UTC), "count": args.urls},
             )
-        config = NotifyConfig.from_settings(app.registry.settings)
+        config = site_of_app(app).notify
         before = peak_mb()
         started = time.perf_counter()
         with sessions.begin() as session:
@@ -84,7 +84,7 @@ def main() -> None:
             f"{args.db}: {args.urls:,} changed URLs coalesced into {len(made)} notifications "
             f"({stored} stored) in {took:.1f} s; peak RSS {before} -> {peak_mb()} MB"
         )
-        app.registry["dbengine"].dispose()
+        site_of_app(app).close()
 
 
 if __name__ == "__main__":

@@ -31,9 +31,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 from write_bench import cpu_seconds, write_ini
 
-from sitemap_server.context import AppContext
-from sitemap_server.models import get_engine, get_session_factory
-from sitemap_server.settings import normalize
+from sitemap_server.site import Site
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.changes import ContentChanges, log
 
@@ -99,17 +97,14 @@ def main() -> None:
         if args.one_author:
             blog_shaped(url)
         cli(ini, "rebuild-sitemaps")
-        settings = dict(
-            normalize(
-                {
-                    "sqlalchemy.url": url,
-                    "sitemap_server.site_url": "http://bench.test",
-                    "sitemap_server.load_entrypoints": "false",
-                }
-            )
+        site = Site(
+            {
+                "sqlalchemy.url": url,
+                "sitemap_server.site_url": "http://bench.test",
+                "sitemap_server.load_entrypoints": "false",
+            }
         )
-        engine = get_engine(settings)
-        sessions = get_session_factory(engine, AppContext.from_settings(settings))
+        engine, sessions = site.database, site.sessions
         statements = Statements(engine)
         backend: list[int] = []
         rng = random.Random(1)
@@ -146,7 +141,7 @@ def main() -> None:
             stats.sort_stats("tottime").print_stats(25)
             stats.sort_stats("cumulative").print_stats(60)
             stats.sort_stats("cumulative").print_stats("sitemap_server", 60)
-        engine.dispose()
+        site.close()
 
 
 if __name__ == "__main__":

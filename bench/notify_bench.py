@@ -41,14 +41,13 @@ sys.path.insert(0, str(ROOT))
 
 from webtest import TestApp  # noqa: E402
 
-from sitemap_server import main as make_app  # noqa: E402
-from sitemap_server.models import Notification, NotificationChange, get_engine  # noqa: E402
+from sitemap_server.app import main as make_app  # noqa: E402
+from sitemap_server.app import site_of_app  # noqa: E402
+from sitemap_server.models import Notification, NotificationChange  # noqa: E402
 from sitemap_server.models.notifications import PENDING  # noqa: E402
-from sitemap_server.notify.config import NotifyConfig  # noqa: E402
 from sitemap_server.notify.ping import NAME as PING  # noqa: E402
 from sitemap_server.notify.worker import Worker, WorkerThread  # noqa: E402
 from sitemap_server.services.tokens import create_token  # noqa: E402
-from sitemap_server.sitemaps.maintenance import apply_all  # noqa: E402
 
 KEY = "benchkey12345678"
 
@@ -134,8 +133,8 @@ def main() -> None:
             "sitemap_server.indexnow.endpoint": f"{search.url}/indexnow",
         }
         app_off, app_on = make_app({}, **base), make_app({}, **notifying)
-        engine = get_engine(base)
-        with app_off.registry["dbsession_factory"]() as session:
+        engine = site_of_app(app_off).database
+        with site_of_app(app_off).sessions() as session:
             token = create_token(session, "bench")
             session.commit()
         off, on = TestApp(app_off), TestApp(app_on)
@@ -156,7 +155,7 @@ def main() -> None:
             client.post("/api/import", body, content_type="application/x-ndjson", status=200)
             # The maintainer applies the import (the outbox is written then), as the
             # worker would right after it.
-            apply_all(client.app.registry["dbsession_factory"])
+            site_of_app(client.app).engine.apply()
             took = time.perf_counter() - started
             print(f"  notifications {name:3}: {took:.2f} s; outbox rows: {outbox()}")
 
@@ -176,8 +175,7 @@ def main() -> None:
         for name in ("off", "on"):
             print(f"  notifications {name:3}: {ms(times[name])}")
 
-        config = NotifyConfig.from_settings(make_app_settings(notifying))
-        worker = Worker(app_on.registry["dbsession_factory"], config)
+        worker = Worker(site_of_app(app_on))
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
         changes = outbox()
         started = time.perf_counter()
@@ -221,9 +219,7 @@ def main() -> None:
             "sitemap_server.notify.poll_seconds": "0.05",
         }
         app_slow = make_app({}, **slow)
-        thread = WorkerThread(
-            Worker(app_slow.registry["dbsession_factory"], NotifyConfig.from_settings(slow))
-        )
+        thread = WorkerThread(Worker(site_of_app(app_slow)))
         thread.start()
         client = TestApp(app_slow)
         client.authorization = ("Bearer", token)
@@ -243,14 +239,7 @@ def main() -> None:
         )
         thread.stop(timeout=10)  # the request to the slow target ends first
         for app in (app_off, app_on, app_slow):
-            app.registry["dbengine"].dispose()
-        engine.dispose()
-
-
-def make_app_settings(settings: dict[str, str]) -> dict[str, Any]:
-    from sitemap_server.settings import normalize
-
-    return dict(normalize(dict(settings)))
+            site_of_app(app).close()
 
 
 if __name__ == "__main__":

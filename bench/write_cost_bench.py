@@ -31,6 +31,7 @@ from sqlalchemy import text
 from webtest import TestApp
 from write_bench import cpu_seconds
 
+from sitemap_server.app import site_of_app
 from sitemap_server.sitemaps import maintenance
 
 PATTERNS = ["/blog/{slug}/", "/{year}/{month}/{slug}/"]
@@ -55,8 +56,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         app, client = built_site(args.db, args.posts, Path(tmp))
-        engine = app.registry["dbengine"]
-        sessions = app.registry["dbsession_factory"]
+        engine = site_of_app(app).database
+        sessions = site_of_app(app).sessions
         statements = Statements(engine)
         backend: list[int] = []
 

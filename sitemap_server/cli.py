@@ -1,8 +1,9 @@
 """``sitemap-server``: the one command-line entry point.
 
-Every command reads the same ini file as ``pserve`` (``--config``, default
-``development.ini``, or the ``SITEMAP_SERVER_CONFIG`` environment variable) with the same
-``SITEMAP_SERVER_*`` environment overrides, so it always works on the server's database.
+Every command builds the same ``Site`` as ``pserve`` from the same ini file (``--config``,
+default ``development.ini``, or the ``SITEMAP_SERVER_CONFIG`` environment variable) with
+the same ``SITEMAP_SERVER_*`` environment overrides, so it always works on the server's
+database with the server's plugins.
 """
 
 from __future__ import annotations
@@ -18,68 +19,67 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import transaction
-from pyramid.paster import get_appsettings, setup_logging
+from pyramid.paster import setup_logging
 from sqlalchemy.orm import Session
 
 from . import migrations
-from .context import AppContext
 from .errors import ServiceError
-from .models import get_engine, get_session_factory, get_tm_session, take_write_lock
-from .plugins import DISTRIBUTION, PLUGIN_MANAGER, describe_plugins, from_settings
-from .settings import SettingsError, normalize
+from .models import get_tm_session, take_write_lock
+from .plugins import DISTRIBUTION, describe_plugins
+from .settings import SettingsError
+from .site import BUSY_TIMEOUT, COMMAND_BUSY_TIMEOUT_MS, Site
 
 DEFAULT_CONFIG = "development.ini"
-BUSY_TIMEOUT = "sitemap_server.sqlite.busy_timeout_ms"
-# A command waits this long for SQLite's write lock (a server's worker may hold it for a
-# large pass; a request gives up after the setting's 5 s, a command is not in a hurry).
-COMMAND_BUSY_TIMEOUT_MS = 60_000
 
 
 class CommandError(Exception):
     """A failure to report in one line, without a traceback."""
 
 
-def load_settings(config: str) -> dict[str, Any]:
+@contextmanager
+def open_site(config: str) -> Iterator[Site]:
+    """The site of the ini file ``config``, as ``pserve`` builds it (the command waits
+    longer for SQLite's write lock); its database closed when the block ends."""
     if not Path(config).is_file():
         raise CommandError(f"configuration file {config!r} not found (use --config)")
     setup_logging(config)
-    settings = dict(normalize(dict(get_appsettings(config))))
-    settings[BUSY_TIMEOUT] = max(settings[BUSY_TIMEOUT], COMMAND_BUSY_TIMEOUT_MS)
-    return settings
+    site = Site.from_ini(config, command=True)
+    try:
+        yield site
+    finally:
+        site.close()
 
 
 @contextmanager
-def database(settings: dict[str, Any]) -> Iterator[Session]:
+def database(site: Site) -> Iterator[Session]:
     """A session whose work is committed when the block ends, or aborted on an error. On
     SQLite it holds the write lock from the start: when another process holds it (a
     server's worker applying changes, another command), the command says it waits."""
-    engine = get_engine(settings)
-    try:
-        with transaction.manager:
-            sessions = get_session_factory(engine, AppContext.from_settings(settings))
-            session = get_tm_session(sessions, transaction.manager)
-            if not take_write_lock(session, wait=False):
-                print(
-                    "waiting for the database: another process is writing to it (at most "
-                    f"{settings[BUSY_TIMEOUT] // 1000} s) …",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                take_write_lock(session)
-            yield session
-    finally:
-        engine.dispose()
+    with transaction.manager:
+        session = get_tm_session(site.sessions, transaction.manager)
+        if not take_write_lock(session, wait=False):
+            print(
+                "waiting for the database: another process is writing to it (at most "
+                f"{site.settings[BUSY_TIMEOUT] // 1000} s) …",
+                file=sys.stderr,
+                flush=True,
+            )
+            take_write_lock(session)
+        yield session
 
 
 def cmd_migrate(args: argparse.Namespace) -> None:
     # The plugins the application would load (minus the disabled ones) bring their tables.
-    plugins = from_settings(load_settings(args.config))
-    migrations.upgrade(args.config, plugins=plugins)
-    print(f"database is at {', '.join(migrations.current_heads(args.config, plugins))}")
+    with open_site(args.config) as site:
+        with site.database.begin() as connection:
+            migrations.upgrade(args.config, site.plugins, connection=connection)
+        heads = migrations.current_heads(args.config, site.plugins)
+    print(f"database is at {', '.join(heads)}")
 
 
 def cmd_plugins(args: argparse.Namespace) -> None:
-    plugins = describe_plugins(from_settings(load_settings(args.config)))
+    with open_site(args.config) as site:
+        plugins = describe_plugins(site.plugins)
     if args.json:
         print(json.dumps({"plugins": plugins}, indent=2))
         return
@@ -96,8 +96,7 @@ def cmd_plugins(args: argparse.Namespace) -> None:
 def cmd_token(args: argparse.Namespace) -> None:
     from .services import tokens
 
-    settings = load_settings(args.config)
-    with database(settings) as session:
+    with open_site(args.config) as site, database(site) as session:
         if args.action == "create":
             secret = tokens.create_token(session, args.name)
             print(secret)
@@ -126,61 +125,57 @@ def _open_input(path: str) -> tuple[BinaryIO, int | None]:
 def cmd_import(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
-    from .api.schema import build_spec, import_line_validator
     from .services.importer import import_lines, read_lines
 
-    settings = load_settings(args.config)
-    # The document the application serves: the plugins' additions (sitemap_openapi) included.
-    plugins = settings[PLUGIN_MANAGER] = from_settings(settings)
-    validate = import_line_validator(build_spec(plugins.hook.sitemap_openapi()))
     stream, size = _open_input(args.file)
-    with (
-        stream,
-        tqdm(
-            total=size,
-            unit="B",
-            unit_scale=True,
-            desc="importing",
-            disable=args.quiet or None,
-            file=sys.stderr,
-        ) as bar,
-        database(settings) as session,
-    ):
-        report = import_lines(session, read_lines(stream), validate, progress=bar.update)
-    created = ", ".join(f"{n} {kind}" for kind, n in report.as_dict()["created"].items())
-    print(f"imported {report.lines} lines: {created or 'nothing'}")
-    apply_changes(settings, quiet=args.quiet)
+    with open_site(args.config) as site:
+        with (
+            stream,
+            tqdm(
+                total=size,
+                unit="B",
+                unit_scale=True,
+                desc="importing",
+                disable=args.quiet or None,
+                file=sys.stderr,
+            ) as bar,
+            database(site) as session,
+        ):
+            # The lines are checked against the document the application serves: the
+            # plugins' additions (sitemap_openapi) included.
+            lines = read_lines(stream)
+            report = import_lines(session, lines, site.import_validator, progress=bar.update)
+        created = ", ".join(f"{n} {kind}" for kind, n in report.as_dict()["created"].items())
+        print(f"imported {report.lines} lines: {created or 'nothing'}")
+        apply_changes(site, quiet=args.quiet)
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> None:
     from .demo import seed_demo
 
-    settings = load_settings(args.config)
-    with database(settings) as session:
-        summary = seed_demo(session, posts=args.posts, if_empty=args.if_empty)
-    print(summary)
-    apply_changes(settings)
+    with open_site(args.config) as site:
+        with database(site) as session:
+            summary = seed_demo(session, posts=args.posts, if_empty=args.if_empty)
+        print(summary)
+        apply_changes(site)
 
 
-def apply_changes(settings: dict[str, Any], quiet: bool = False) -> None:
+def apply_changes(site: Site, quiet: bool = False) -> None:
     """Apply the change log now (the command's writes, committed already), so the sitemaps
     are built when the command ends; unless a worker runs, which applies them itself. It
     never fails the command: what is not applied now is applied by a worker or by the
     sitemap requests (``max_staleness``), and the command says so."""
     from .outages import database_unavailable
-    from .sitemaps.engine import Engine
     from .sitemaps.presence import worker_alive
 
-    engine = get_engine(settings)
-    context = AppContext.from_settings(settings)
     try:
-        if worker_alive(engine):
+        if worker_alive(site.database):
             if not quiet:
                 print("a worker is running: it brings the sitemaps up to date", file=sys.stderr)
             return
         if not quiet:
             print("bringing the sitemaps up to date …", file=sys.stderr)
-        Engine(context).apply(get_session_factory(engine, context))
+        site.engine.apply()
     except Exception as error:
         if not database_unavailable(error):
             raise
@@ -189,8 +184,6 @@ def apply_changes(settings: dict[str, Any], quiet: bool = False) -> None:
             "a worker, or the next sitemap requests, will apply the changes",
             file=sys.stderr,
         )
-    finally:
-        engine.dispose()
 
 
 def _unavailable(error: BaseException) -> str:
@@ -201,11 +194,8 @@ def _unavailable(error: BaseException) -> str:
 
 
 def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
-    from .sitemaps.engine import engine_of
-
-    settings = load_settings(args.config)
-    with database(settings) as session:
-        failures = engine_of(session).rebuild(session)
+    with open_site(args.config) as site, database(site) as session:
+        failures = site.engine.rebuild(session)
     for failure in failures:
         print(f"failed: {failure}", file=sys.stderr)
     print("sitemaps rebuilt" + (f", {len(failures)} failure(s) left as stored" if failures else ""))
@@ -213,11 +203,9 @@ def cmd_rebuild_sitemaps(args: argparse.Namespace) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .sitemaps.check import CONTENT_PROBLEMS
-    from .sitemaps.engine import engine_of
 
-    settings = load_settings(args.config)
-    with database(settings) as session:
-        report = engine_of(session).check(session, repair=args.repair)
+    with open_site(args.config) as site, database(site) as session:
+        report = site.engine.check(session, repair=args.repair)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
@@ -271,13 +259,11 @@ def explain_target(words: list[str]) -> tuple[str, int] | str:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from .errors import NotFound
-    from .sitemaps.engine import engine_of
 
     target = explain_target(args.what)
-    settings = load_settings(args.config)
     try:
-        with database(settings) as session:
-            engine = engine_of(session)
+        with open_site(args.config) as site, database(site) as session:
+            engine = site.engine
             if isinstance(target, str):
                 explanation = engine.explain_url(session, target)
             else:
@@ -315,8 +301,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> None:
     from .notify.worker import Worker
 
-    settings = load_settings(args.config)
-    worker = Worker.from_settings(settings)
+    with open_site(args.config) as site:
+        _work(Worker(site), args.once)
+
+
+def _work(worker: Any, once: bool) -> None:
     if not worker.config.enabled:
         print(
             "sitemap-server: no ping targets, no IndexNow key and no plugin's channel are "
@@ -324,7 +313,7 @@ def cmd_worker(args: argparse.Namespace) -> None:
             file=sys.stderr,
         )
     try:
-        if args.once:
+        if once:
             _print_attempts(worker.run_once())
         else:
             _run_until_signalled(worker)
@@ -350,20 +339,18 @@ def _run_until_signalled(worker: Any) -> None:
 
 def cmd_notifications(args: argparse.Namespace) -> None:
     from .notify import report
-    from .notify.config import NotifyConfig
     from .notify.worker import Worker
 
-    settings = load_settings(args.config)
-    if args.action == "flush":
-        worker = Worker.from_settings(settings)
-        try:
-            _print_attempts(worker.run_once(force=True))
-        finally:
-            worker.close()
-    config = NotifyConfig.from_settings(settings)
-    with database(settings) as session:
-        state = report.status(session, config, args.limit)
-        targets = report.target_lines(session, config)
+    with open_site(args.config) as site:
+        if args.action == "flush":
+            worker = Worker(site)
+            try:
+                _print_attempts(worker.run_once(force=True))
+            finally:
+                worker.close()
+        with database(site) as session:
+            state = report.status(session, site.notify, args.limit)
+            targets = report.target_lines(session, site.notify)
     if args.action == "flush":
         state = {"pending": state["pending"]}
     elif args.action == "status":

@@ -18,8 +18,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from .context import plugins_of
-from .models import Post
+from .models import Post, site_of
 from .services import authors, site, terms, types
 from .services import posts as post_service
 from .services.posts import Lookups
@@ -103,7 +102,7 @@ def seed_demo(session: Session, posts: int = 300, if_empty: bool = False) -> str
     session.info[DEFER_CHANGES] = True
     try:
         _seed(session, posts, rng, now, lookups)
-        plugins_of(session).hook.sitemap_seed_demo(session=session)
+        site_of(session).plugins.hook.sitemap_seed_demo(session=session)
     finally:
         session.info.pop(DEFER_CHANGES, None)
     dispatch_changes(session)

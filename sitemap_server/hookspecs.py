@@ -307,7 +307,7 @@ def sitemap_settings() -> list[Setting]:
     setting is read from the application's ini section like the core's: its environment
     variable wins over the file, an empty value takes the default, and a missing or
     invalid one stops the server with a message that names it. The plugin then finds the
-    typed value in ``context_of(session).settings[name]``, never a raw string. Name them
+    typed value in ``site_of(session).settings[name]``, never a raw string. Name them
     after the plugin (``sitemap_server_podcasts.feed_url``), and list them in the plugin's
     README: a name the core or another plugin already declares is refused at start-up.
 

@@ -19,13 +19,14 @@ What it holds:
   the length limits of titles and URLs, the shape of a language tag (``LANGUAGE_TAG``,
   ``MAX_LANGUAGE_TAG``), ``utcnow``, ``Links`` (permalinks of posts),
   ``home_path``, ``page_descendants``, ``site_url_of``;
-- the engine: ``engine_of(session)`` is the ``Engine`` of the application that made a
+- the engine: ``engine_of(session)`` is the ``Engine`` of the site that made a
   session: ``record`` a change, ``refresh_provider`` (rebuild one sitemap whole, when
   what it lists depends on the plugin's own settings), ``apply``, ``catch_up``,
   ``check``, ``explain_url`` …;
-- the application: ``context_of(session)`` is the ``AppContext`` a session was made
-  with (its plugin manager, the ini file's site URL, every setting: a plugin reads its
-  own there, typed);
+- the application: ``site_of(session)`` is the ``Site`` that made a session (its plugin
+  manager, the ini file's site URL, every setting: a plugin reads its own there, typed;
+  its ``engine``); in a view, ``request.site``. ``context_of`` and ``AppContext`` are
+  their former names, kept for plugins written against them;
 - settings: ``Setting`` (what ``sitemap_settings`` returns) and the parsers
   ``positive_int``, ``positive_float``, ``seconds``, ``boolean``, ``names``, ``http_url``,
   and ``optional(parse)`` for a setting that may be left empty;
@@ -48,10 +49,9 @@ from .batches import chunks
 from .content.links import Links
 from .content.permalinks import home_path
 from .content.sanitize import clean_text, clean_url, host_of, normal_host
-from .context import AppContext, context_of
 from .errors import Invalid, NotFound
 from .hookspecs import hookimpl
-from .models import Post, PostType, SitemapEntry, Term, post_terms
+from .models import Post, PostType, SitemapEntry, Term, post_terms, site_of
 from .models.content import LANGUAGE_TAG, MAX_LANGUAGE_TAG, MAX_TITLE_LENGTH, MAX_URL_LENGTH
 from .models.meta import Base, UTCDateTime, utcnow
 from .models.notifications import FAILED, SENT
@@ -69,11 +69,16 @@ from .settings import (
     positive_int,
     seconds,
 )
+from .site import Site
 from .sitemaps.changes import ContentChanges
 from .sitemaps.engine import Engine, engine_of
 from .sitemaps.entries import Entry
 from .sitemaps.providers import BuildContext, Provider
 from .sitemaps.xml import valid_chars, w3c
+
+# The former names of ``site_of`` and ``Site``, kept for plugins written against them.
+context_of = site_of
+AppContext = Site
 
 __all__ = [
     "FAILED",
@@ -101,6 +106,7 @@ __all__ = [
     "Request",
     "Result",
     "Setting",
+    "Site",
     "SitemapEntry",
     "Term",
     "UTCDateTime",
@@ -132,6 +138,7 @@ __all__ = [
     "post_terms",
     "seconds",
     "send_later",
+    "site_of",
     "site_url_of",
     "utcnow",
     "valid_chars",

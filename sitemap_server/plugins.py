@@ -16,7 +16,6 @@ from .settings import SETTINGS, Setting, SettingsError
 
 log = logging.getLogger(__name__)
 
-PLUGIN_MANAGER = "sitemap_server.plugin_manager"
 # The core's distribution: the built-in plugins come with it, and share its version.
 DISTRIBUTION = "sitemap-server"
 
@@ -172,15 +171,3 @@ def describe_plugins(manager: pluggy.PluginManager) -> list[PluginDescription]:
         *(describe(name, name, "extra", None) for name in extra),
         *(describe(name, name, "built-in", core) for name in BUILTIN_PLUGINS),
     ]
-
-
-_default: pluggy.PluginManager | None = None
-
-
-def default_plugin_manager() -> pluggy.PluginManager:
-    """Every installed plugin, for the one caller with no configuration at hand: the
-    migrations run by Alembic's own command line (``migrations.plugin_streams``)."""
-    global _default
-    if _default is None:
-        _default = get_plugin_manager()
-    return _default

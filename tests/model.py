@@ -63,9 +63,9 @@ from hypothesis.stateful import (
     rule,
 )
 from reference import differences, expected, served
+from sqlalchemy.orm import Session
 
-from sitemap_server import main
-from sitemap_server.models import get_session_factory
+from sitemap_server.app import main, site_of_app
 from sitemap_server.models.meta import Clock, utcnow
 from sitemap_server.services.tokens import create_token
 from sitemap_server.sitemaps.check import check
@@ -157,7 +157,7 @@ class Restarts:
         return self.apps[self.site_url]
 
     def sessions(self) -> Any:
-        return self.app.registry["dbsession_factory"]
+        return site_of_app(self.app).sessions
 
     def start(self, site_url: str) -> Any:
         if site_url not in self.apps:
@@ -168,7 +168,7 @@ class Restarts:
     def close(self) -> None:
         for site_url, app in self.apps.items():
             if site_url != self.first_url:
-                app.registry["dbengine"].dispose()
+                site_of_app(app).close()
 
 
 def machine_for(
@@ -192,8 +192,7 @@ def machine_for(
             with maintainer:  # no pass of a maintainer thread is under way
                 reset_database(engine, seed)
             Clock.offset = timedelta(0)
-            factory = get_session_factory(engine)
-            with factory() as session, session.begin():
+            with Session(engine) as session, session.begin():
                 self.token = create_token(session, "model")
             self.api = client(restarts.start(restarts.first_url), self.token)
             self.made = 0

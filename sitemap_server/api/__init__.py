@@ -9,12 +9,10 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
 
-from ..context import CONTEXT_KEY
 from ..errors import problem
+from ..models import SITE_KEY
 from ..sitemaps.changes import LAST_CHANGE
 from .auth import BearerTokenSecurityPolicy
-from .openapi import OPENAPI, OpenAPI
-from .schema import build_spec, import_line_validator
 
 # Route name -> pattern (the paths of openapi.yaml). The methods each path takes are the
 # OpenAPI document's, which also answers 405s (problems.py) for plugins' routes too.
@@ -79,11 +77,13 @@ def response_validation_tween_factory(handler: Callable[[Request], Response], re
     """Tests turn this on: every API response must match the OpenAPI document (which is
     checked against the OpenAPI 3.1 specification when the application starts)."""
 
+    openapi = registry[SITE_KEY].openapi
+
     def response_validation_tween(request: Request) -> Response:
         response = handler(request)
         route = request.matched_route
-        if route is not None and route.pattern in registry[OPENAPI].spec["paths"]:
-            problems = registry[OPENAPI].response_problems(request, response)
+        if route is not None and route.pattern in openapi.spec["paths"]:
+            problems = openapi.response_problems(request, response)
             if problems:
                 raise AssertionError(f"{request.method} {request.path}: {problems}")
         return response
@@ -98,12 +98,9 @@ def includeme(config: Configurator) -> None:
     config.include(".problems")  # errors as application/problem+json
 
     # The core's document with the paths and schemas of the plugins (sitemap_openapi).
-    plugins = config.registry[CONTEXT_KEY].plugins
-    openapi = OpenAPI(build_spec(plugins.hook.sitemap_openapi()))
+    openapi = config.registry[SITE_KEY].openapi
     if settings["sitemap_server.api.validate_responses"]:
         openapi.check_document()
-    config.registry[OPENAPI] = openapi
-    config.registry["sitemap_server.import_validator"] = import_line_validator(openapi.spec)
     for name, pattern in ROUTES.items():
         config.add_route(name, pattern)
     config.add_route("api.openapi", "/api/openapi.json")

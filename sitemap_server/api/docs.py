@@ -18,8 +18,6 @@ from pyramid.response import Response
 from pyramid.view import view_config
 from swagger_ui_bundle import swagger_ui_path
 
-from .openapi import OPENAPI
-
 ASSETS = "api/docs/assets"
 # What the page runs: Swagger UI on our document, the token kept in memory only.
 START = (
@@ -51,7 +49,7 @@ def _script_hash(script: str) -> str:
 
 @view_config(route_name="api.openapi", request_method="GET", renderer="json")
 def openapi_document(request: Request) -> dict[str, Any]:
-    return request.registry[OPENAPI].spec
+    return request.site.openapi.spec
 
 
 @view_config(route_name="api.docs", request_method="GET")

@@ -12,7 +12,6 @@ from ..services.importer import import_lines, read_lines
 from .auth import ADMIN
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/jsonlines")
-IMPORT_VALIDATOR = "sitemap_server.import_validator"
 
 
 @view_config(route_name="api.import", request_method="POST", permission=ADMIN, renderer="json")
@@ -23,6 +22,6 @@ def import_content(request: Request) -> Any:
     if unknown:
         return problem(400, f"unknown query parameter {unknown[0]!r}")
     report = import_lines(
-        request.dbsession, read_lines(request.body_file), request.registry[IMPORT_VALIDATOR]
+        request.dbsession, read_lines(request.body_file), request.site.import_validator
     )
     return report.as_dict()

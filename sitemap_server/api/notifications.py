@@ -7,19 +7,14 @@ from typing import Any
 from pyramid.request import Request
 
 from ..notify import report
-from ..notify.config import NotifyConfig
 from ..notify.worker import Worker
 from .views import api_view, query
-
-
-def _config(request: Request) -> NotifyConfig:
-    return NotifyConfig.of(request.registry.settings)
 
 
 @api_view(route_name="api.notifications", request_method="GET")
 def get_notifications(request: Request) -> dict[str, Any]:
     limit = query(request).get("limit") or 20
-    return report.status(request.dbsession, _config(request), limit)
+    return report.status(request.dbsession, request.site.notify, limit)
 
 
 @api_view(route_name="api.notifications_flush", request_method="POST")
@@ -27,6 +22,6 @@ def flush_notifications(request: Request) -> dict[str, Any]:
     """Send everything waiting, now: the quiet period and backoff are skipped, each
     notification gets one attempt, and the answer lists them. The attempts run in their
     own transactions, like the worker's, so they are recorded whatever this request does."""
-    worker = Worker(request.registry["dbsession_factory"], _config(request))
+    worker = Worker(request.site)
     attempts = worker.run_once(force=True)
     return {"attempts": attempts, "pending": report.pending(request.dbsession)}

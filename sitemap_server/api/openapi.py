@@ -35,7 +35,6 @@ from ..errors import FieldProblem
 from ..services.decoding import character_problem, decode_json, text_problems
 from .schema import FORMATS, inline_refs, problems_checker, type_names
 
-OPENAPI = "sitemap_server.openapi"
 # The charset parameters a JSON body may name: JSON is UTF-8 (RFC 8259, section 8.1).
 UTF8_NAMES = ("utf-8", "utf8")
 
@@ -313,7 +312,7 @@ def openapi_view(view: Any, info: ViewDeriverInfo) -> Any:
         return view
 
     def validated_view(context: Any, request: Request) -> Any:
-        request.openapi = request.registry[OPENAPI].validate_request(request)
+        request.openapi = request.site.openapi.validate_request(request)
         return view(context, request)
 
     return validated_view

@@ -6,11 +6,10 @@ from typing import Any
 
 from pyramid.request import Request
 
-from ..context import CONTEXT_KEY
 from ..plugins import describe_plugins
 from .views import api_view
 
 
 @api_view(route_name="api.plugins", request_method="GET")
 def list_plugins(request: Request) -> dict[str, Any]:
-    return {"plugins": describe_plugins(request.registry[CONTEXT_KEY].plugins)}
+    return {"plugins": describe_plugins(request.site.plugins)}

@@ -20,7 +20,7 @@ from ..outages import (
     transaction_conflict,
     unavailable_response,
 )
-from .openapi import OPENAPI, RequestInvalid
+from .openapi import RequestInvalid
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "tra
 def not_allowed_view(exc: PredicateMismatch, request: Request) -> Response:
     # A route matched but no view took this method: 405, not Pyramid's default 404.
     route = request.matched_route
-    item = request.registry[OPENAPI].spec["paths"].get(route.pattern if route else "", {})
+    item = request.site.openapi.spec["paths"].get(route.pattern if route else "", {})
     allowed = sorted(method.upper() for method in item if method in HTTP_METHODS)
     if not allowed:
         return problem(404, f"{request.path} does not exist")

@@ -20,7 +20,6 @@ from ..models.meta import utcnow
 from ..services import authors, posts, site, terms, types
 from ..services.common import parse_datetime
 from ..sitemaps.changes import Waiting
-from ..sitemaps.engine import engine_of
 from ..sitemaps.explain import KINDS
 from . import representations as rep
 from .auth import ADMIN
@@ -307,9 +306,9 @@ def explain(request: Request) -> dict[str, Any]:
         message = "give exactly one of url, post, term or author"
         raise ServiceError(message, [FieldProblem(name, message) for name in given or ["url"]])
     if given[0] == "url":
-        explanation = engine_of(request.dbsession).explain_url(request.dbsession, params["url"])
+        explanation = request.site.engine.explain_url(request.dbsession, params["url"])
     else:
-        explanation = engine_of(request.dbsession).explain_object(
+        explanation = request.site.engine.explain_object(
             request.dbsession, given[0], params[given[0]]
         )
     return explanation.as_dict()

@@ -31,7 +31,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..batches import chunks
 from ..errors import Conflict
-from ..models import Author, ObjectUrl, Post, PostType, Taxonomy, Term
+from ..models import Author, ObjectUrl, Post, PostType, Taxonomy, Term, site_of
 from . import permalinks
 from .sanitize import normal_path
 from .urls import server_path_problem
@@ -228,11 +228,9 @@ def _reserved(session: Any, paths: Iterable[str]) -> Iterator[tuple[str, str]]:
 
 
 def _indexnow_key(session: Any) -> str | None:
-    from ..context import context_of
-
     try:
-        return context_of(session).settings.get("sitemap_server.indexnow.key")
-    except (KeyError, AttributeError):  # a Connection (a migration): no application
+        return site_of(session).settings.get("sitemap_server.indexnow.key")
+    except (LookupError, AttributeError):  # a Connection (a migration): no site
         return None
 
 

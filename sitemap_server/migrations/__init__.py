@@ -70,17 +70,11 @@ def alembic_config(
     return config
 
 
-def plugin_streams(plugins: pluggy.PluginManager | None = None) -> list[Stream]:
-    """The plugins' migrations (``sitemap_migrations``), one stream per plugin.
-
-    :param plugins: a plugin manager; by default the installed plugins
-        (``plugins.default_plugin_manager()``).
-    """
-    from ..plugins import default_plugin_manager
-
-    manager = plugins if plugins is not None else default_plugin_manager()
+def plugin_streams(plugins: pluggy.PluginManager) -> list[Stream]:
+    """The migrations of the plugins ``plugins`` loaded (``sitemap_migrations``), one
+    stream per plugin (a site's: ``Site.plugins``)."""
     found = []
-    for impl in manager.hook.sitemap_migrations.get_hookimpls():
+    for impl in plugins.hook.sitemap_migrations.get_hookimpls():
         returned = cast(list[str], impl.function())
         directories = tuple(dict.fromkeys(str(Path(d).resolve()) for d in returned))
         if directories:
@@ -89,25 +83,26 @@ def plugin_streams(plugins: pluggy.PluginManager | None = None) -> list[Stream]:
     return found
 
 
-def plugin_version_locations(plugins: pluggy.PluginManager | None = None) -> list[str]:
+def plugin_version_locations(plugins: pluggy.PluginManager) -> list[str]:
     """Every version directory the plugins bring."""
     return [location for stream in plugin_streams(plugins) for location in stream.locations]
 
 
 def upgrade(
     config_file: str | Path,
+    plugins: pluggy.PluginManager,
     connection: Any = None,
     revision: str = "heads",
-    plugins: pluggy.PluginManager | None = None,
 ) -> None:
-    """The core to ``revision`` (its latest by default), then every plugin to its latest."""
+    """The core to ``revision`` (its latest by default), then each plugin of ``plugins``
+    to its latest."""
     command.upgrade(alembic_config(config_file, connection), revision)
     for stream in plugin_streams(plugins):
         command.upgrade(alembic_config(config_file, connection, stream), "heads")
 
 
 def downgrade_all(
-    config_file: str | Path, connection: Any = None, plugins: pluggy.PluginManager | None = None
+    config_file: str | Path, plugins: pluggy.PluginManager, connection: Any = None
 ) -> None:
     """Every plugin's tables, then the core's, removed (their rows reference the core's)."""
     for stream in reversed(plugin_streams(plugins)):
@@ -115,9 +110,7 @@ def downgrade_all(
     command.downgrade(alembic_config(config_file, connection), "base")
 
 
-def current_heads(
-    config_file: str | Path, plugins: pluggy.PluginManager | None = None
-) -> list[str]:
+def current_heads(config_file: str | Path, plugins: pluggy.PluginManager) -> list[str]:
     """The latest revision of the core and of each plugin's stream."""
     heads: list[str] = []
     for stream in (CORE, *plugin_streams(plugins)):

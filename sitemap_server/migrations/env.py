@@ -5,12 +5,12 @@ heads`` works too. Plugins add their own version directories (see sitemap_server
 """
 
 from alembic import context
-from pyramid.paster import get_appsettings, setup_logging
+from pyramid.paster import setup_logging
 
 from sitemap_server.migrations import is_version_table
-from sitemap_server.models import get_engine, metadata
+from sitemap_server.models import metadata
 from sitemap_server.models.meta import UTCDateTime
-from sitemap_server.settings import normalize
+from sitemap_server.site import Site
 
 config = context.config
 connection = config.attributes.get("connection")
@@ -33,9 +33,10 @@ version_table = config.attributes.get("version_table", "alembic_version")
 
 
 def run_migrations_offline() -> None:
-    settings = normalize(get_appsettings(config.config_file_name))
+    site = Site.from_ini(str(config.config_file_name), command=True)
+    site.close()
     context.configure(
-        url=settings["sqlalchemy.url"], target_metadata=metadata, version_table=version_table
+        url=site.settings["sqlalchemy.url"], target_metadata=metadata, version_table=version_table
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -86,11 +87,15 @@ def run_migrations_online() -> None:
         return
     if config.attributes.get("configure_logging", True):
         setup_logging(config.config_file_name)
-    settings = dict(normalize(get_appsettings(config.config_file_name)))
-    engine = get_engine(settings)
-    with engine.connect() as conn:
-        run_migrations(conn)
-    engine.dispose()
+    # Alembic's own command line (``alembic -c development.ini upgrade heads``): the
+    # database of the site the ini file describes. ``sitemap-server migrate`` hands in a
+    # connection of its site instead.
+    site = Site.from_ini(str(config.config_file_name), command=True)
+    try:
+        with site.database.connect() as conn:
+            run_migrations(conn)
+    finally:
+        site.close()
 
 
 if context.is_offline_mode():

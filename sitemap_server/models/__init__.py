@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zope.sqlalchemy
 from pyramid.config import Configurator
@@ -19,7 +19,6 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, configure_mappers, sessionmaker
 
-from ..context import CONTEXT_KEY, AppContext
 from .auth import ApiToken
 from .content import (
     Author,
@@ -32,10 +31,13 @@ from .content import (
     Term,
     post_terms,
 )
-from .meta import Base, metadata
+from .meta import SITE_KEY, Base, metadata, site_of
 from .notifications import Notification, NotificationAttempt, NotificationChange
 from .site import SiteSettings
 from .sitemaps import SITE, SitemapChange, SitemapEntry, SitemapPage, SitemapVersion
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 __all__ = [
     "SITE",
@@ -63,6 +65,7 @@ __all__ = [
     "hold_lock",
     "metadata",
     "post_terms",
+    "site_of",
     "take_write_lock",
 ]
 
@@ -178,10 +181,10 @@ def hold_lock(session: Session, name: str) -> None:
     )
 
 
-def get_session_factory(engine: Engine, context: AppContext | None = None) -> sessionmaker[Session]:
-    """Sessions that carry ``context`` (plugins, site URL, limits: ``context.py``);
-    without one, sessions that can read and write rows but not run the write path."""
-    info: dict[str, Any] = {} if context is None else {CONTEXT_KEY: context}
+def get_session_factory(engine: Engine, site: Site | None = None) -> sessionmaker[Session]:
+    """Sessions that carry ``site`` (``site_of``): only ``site.Site`` makes these. Without
+    one, sessions that can read and write rows but not run the write path."""
+    info: dict[str, Any] = {} if site is None else {SITE_KEY: site}
     factory = sessionmaker(bind=engine, info=info)
     event.listen(factory, "loaded_as_persistent", _hold_site_wide)
     return factory
@@ -218,10 +221,8 @@ def includeme(config: Configurator) -> None:
     settings.setdefault("tm.commit_veto", "pyramid_tm.default_commit_veto")
     config.include("pyramid_tm")
 
-    engine = get_engine(settings)
-    session_factory = get_session_factory(engine, config.registry[CONTEXT_KEY])
-    config.registry["dbsession_factory"] = session_factory
-    config.registry["dbengine"] = engine
+    site: Site = config.registry[SITE_KEY]
+    session_factory = site.sessions
 
     def dbsession(request: Request) -> Session:
         # Tests may hand in their own session through the environ.

@@ -1,14 +1,18 @@
-"""Declarative base, naming convention and the column types shared by every model."""
+"""Declarative base, naming convention, the column types shared by every model, and the
+site a session belongs to."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import BigInteger, DateTime, Integer, MetaData
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.types import TypeDecorator
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 # Constraint names must be stable and predictable so that Alembic migrations can refer to
 # them on SQLite (batch mode) and PostgreSQL alike.
@@ -76,3 +80,18 @@ def utcnow() -> datetime:
     if Clock.frozen is not None:
         return Clock.frozen
     return datetime.now(UTC) + Clock.offset
+
+
+# Where a session's ``info`` holds the site that made it (``site.Site.sessions``), and
+# the Pyramid registry holds the application's site.
+SITE_KEY = "sitemap_server.site"
+
+
+def site_of(session: Session) -> Site:
+    """The site (``site.Site``) that made ``session``: its plugins, settings and engine."""
+    found = session.info.get(SITE_KEY)
+    if found is None:
+        raise LookupError(
+            "this session was not made by a site: make it with site.Site(settings).sessions()"
+        )
+    return found

@@ -5,9 +5,8 @@ from __future__ import annotations
 from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from ..context import context_of
 from .content import MAX_LANGUAGE_TAG, MAX_URL_LENGTH
-from .meta import Base
+from .meta import Base, site_of
 
 DEFAULT_ENTRIES_PER_PAGE = 1000
 # Protocol limit: a sitemap file holds at most 50,000 URLs.
@@ -85,7 +84,7 @@ def effective_site_url(settings: SiteSettings, configured: str) -> str:
 
 def configured_site_url(session: Session) -> str:
     """The ini file's ``sitemap_server.site_url``, as ``session`` was made with it."""
-    return context_of(session).site_url
+    return site_of(session).site_url
 
 
 def site_url_of(session: Session) -> str:

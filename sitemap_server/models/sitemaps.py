@@ -81,7 +81,7 @@ class SitemapVersion(Base):
     # The template its stored fragments were rendered with (``rendering.render_key``):
     # another one, and the provider is rebuilt whole before a page of it is served.
     rendered_with: Mapped[str | None] = mapped_column(String(64))
-    # The output settings of ``rendered_with`` (``AppContext.output_settings``), as they
+    # The output settings of ``rendered_with`` (``Site.output_settings``), as they
     # read: a start with others rebuilds the provider and says what changed.
     built_with: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 

@@ -1,17 +1,21 @@
-"""The worker's settings and the channels it sends through, read once from the settings."""
+"""The worker's settings and the channels it sends through, read once by the site."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pluggy
 from sqlalchemy.orm import Session
 
-from ..context import CONTEXT_KEY, AppContext
+from ..models import SITE_KEY
 from ..settings import SettingsError, setting_value
 from .channels import MAX_NAME_LENGTH, Channel
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 
 @dataclass(frozen=True)
@@ -39,13 +43,15 @@ class NotifyConfig:
         return next((channel for channel in self.channels if channel.name == name), None)
 
     @classmethod
-    def from_settings(cls, settings: MutableMapping[str, Any]) -> NotifyConfig:
-        def get(name: str) -> Any:
-            return setting_value(settings, f"sitemap_server.{name}")
+    def of_site(cls, site: Site) -> NotifyConfig:
+        """The configuration ``site``'s settings and plugins describe (``Site`` reads it
+        once, at start)."""
 
-        context = AppContext.from_settings(settings)
+        def get(name: str) -> Any:
+            return setting_value(site.settings, f"sitemap_server.{name}")
+
         return cls(
-            channels=channels_of(context),
+            channels=channels_of(site.settings, site.plugins),
             quiet=timedelta(seconds=get("notify.quiet_seconds")),
             max_delay=timedelta(seconds=get("notify.max_delay_seconds")),
             timeout=get("notify.timeout_seconds"),
@@ -54,29 +60,20 @@ class NotifyConfig:
             lease=timedelta(seconds=get("notify.lease_seconds")),
             poll_seconds=get("notify.poll_seconds"),
             keep=timedelta(days=get("notify.keep_days")),
-            site_url=context.site_url,
+            site_url=site.site_url,
         )
 
     @classmethod
-    def of(cls, settings: MutableMapping[str, Any]) -> NotifyConfig:
-        """The configuration of an application's ``settings``, read once and kept there."""
-        cached = settings.get(CONFIG_KEY)
-        if not isinstance(cached, NotifyConfig):
-            cached = settings[CONFIG_KEY] = cls.from_settings(settings)
-        return cached
-
-    @classmethod
     def from_session(cls, session: Session) -> NotifyConfig | None:
-        """The configuration of the application that made ``session`` (None: a bare one)."""
-        context = session.info.get(CONTEXT_KEY)
-        return None if context is None else cls.of(context.settings)
+        """The configuration of the site that made ``session`` (None: a bare one)."""
+        site: Site | None = session.info.get(SITE_KEY)
+        return None if site is None else site.notify
 
 
-def channels_of(context: AppContext) -> tuple[Channel, ...]:
-    """The channels of ``context``'s plugins (``sitemap_channels``), checked."""
+def channels_of(settings: Mapping[str, Any], plugins: pluggy.PluginManager) -> tuple[Channel, ...]:
+    """The channels of ``plugins`` (``sitemap_channels``), checked."""
     found: dict[str, Channel] = {}
-    settings: Mapping[str, Any] = context.settings
-    for result in context.plugins.hook.sitemap_channels(settings=settings):
+    for result in plugins.hook.sitemap_channels(settings=settings):
         for channel in result:
             name = channel.name
             if not name or len(name) > MAX_NAME_LENGTH:
@@ -87,6 +84,3 @@ def channels_of(context: AppContext) -> tuple[Channel, ...]:
                 raise SettingsError(f"notification channel {name!r} is contributed twice")
             found[name] = channel
     return tuple(found.values())
-
-
-CONFIG_KEY = "sitemap_server.notify.config"

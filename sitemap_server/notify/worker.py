@@ -32,17 +32,14 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pyramid.config import Configurator
-from sqlalchemy import Engine, delete, or_, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import delete, or_, select, update
+from sqlalchemy.orm import Session
 
-from ..context import AppContext
-from ..models import Notification, NotificationAttempt, get_engine, get_session_factory
+from ..models import SITE_KEY, Notification, NotificationAttempt
 from ..models.meta import utcnow
 from ..models.notifications import CANCELLED, FAILED, PENDING, SENT
 from ..models.site import effective_site_url, get_settings
 from ..outages import cause_of, database_unavailable
-from ..settings import setting_value
-from ..sitemaps.maintenance import apply_all, catch_up
 from ..sitemaps.presence import Presence
 from . import outbox, report, senders
 from .channels import RETRY, Channel, Message, Request, Result
@@ -51,11 +48,12 @@ from .config import NotifyConfig
 if TYPE_CHECKING:
     import requests
 
+    from ..site import Site
+
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF = timedelta(hours=6)
 PRUNE_EVERY = timedelta(hours=1)
-WORKER_KEY = "sitemap_server.notify.worker"
 APPLY_POLL = "sitemap_server.maintainer.poll_seconds"
 # maintainer.poll_seconds = auto: SQLite's passes hold its one write lock, and a writer
 # waiting for it sleeps in steps of 1 to 100 ms: fewer, larger passes (bench/write_bench.py
@@ -91,40 +89,31 @@ class Worker:
 
     def __init__(
         self,
-        sessions: sessionmaker[Session],
-        config: NotifyConfig,
+        site: Site,
+        config: NotifyConfig | None = None,
         *,
         name: str | None = None,
         http: requests.Session | None = None,
         apply_poll_seconds: float | None = None,
     ) -> None:
-        self.sessions = sessions
-        self.config = config
+        """A worker of ``site``, sending through the channels of ``config`` (by default
+        the site's own, ``site.notify``)."""
+        self.site = site
+        self.sessions = site.sessions
+        self.config = site.notify if config is None else config
+        if apply_poll_seconds is None:
+            apply_poll_seconds = site.settings[APPLY_POLL]
         if apply_poll_seconds is None:  # "auto"
-            dialect = sessions.kw["bind"].dialect.name
+            dialect = site.database.dialect.name
             apply_poll_seconds = APPLY_POLL_SQLITE if dialect == "sqlite" else APPLY_POLL_DEFAULT
         self.apply_poll_seconds = apply_poll_seconds
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{next(_numbers)}"
         self._http = http
         self._pruned_at: datetime | None = None
-        self._own_engine: Engine | None = None
         # While it runs, readers leave the change log to it (``presence``).
-        self.presence = Presence(sessions.kw["bind"])
+        self.presence = Presence(site.database)
         # The database was unavailable at the last pass (logged once, and once when back).
         self.outage: str | None = None
-
-    @classmethod
-    def from_settings(cls, settings: dict[str, Any], **kwargs: Any) -> Worker:
-        """A worker with an engine of its own (the command line's); ``close`` it."""
-        engine = get_engine(settings)
-        worker = cls(
-            get_session_factory(engine, AppContext.from_settings(settings)),
-            NotifyConfig.from_settings(settings),
-            apply_poll_seconds=setting_value(settings, APPLY_POLL),
-            **kwargs,
-        )
-        worker._own_engine = engine
-        return worker
 
     @property
     def http(self) -> requests.Session:
@@ -140,8 +129,6 @@ class Worker:
         self.presence.release()
         if self._http is not None:
             self._http.close()
-        if self._own_engine is not None:
-            self._own_engine.dispose()
 
     # The passes ------------------------------------------------------------------------
 
@@ -150,7 +137,7 @@ class Worker:
         any backoff (one attempt each). Returns the attempts made."""
         self.maintain()
         with self.sessions.begin() as session:
-            catch_up(session)
+            self.site.engine.catch_up(session)
         self.coalesce(force)
         if force:
             self._make_due()
@@ -163,7 +150,7 @@ class Worker:
     def maintain(self) -> int:
         """Apply the change log to the sitemaps, batch after batch, until none is left or
         another maintainer is at work; the number of changes applied."""
-        return apply_all(self.sessions)
+        return self.site.engine.apply()
 
     def run(self, stop: threading.Event) -> None:
         """Until ``stop`` is set: the change log applied every ``apply_poll_seconds``, a
@@ -420,14 +407,9 @@ class WorkerThread:
 
 
 def includeme(config: Configurator) -> None:
-    settings = config.get_settings()
-    if not settings.get("sitemap_server.notify.worker_thread"):
+    site: Site = config.registry[SITE_KEY]
+    if not site.settings["sitemap_server.notify.worker_thread"]:
         return
-    worker = Worker(
-        config.registry["dbsession_factory"],
-        NotifyConfig.of(settings),
-        apply_poll_seconds=settings[APPLY_POLL],
-    )
-    thread = WorkerThread(worker)
-    config.registry[WORKER_KEY] = thread
+    thread = WorkerThread(Worker(site))
+    site.worker_thread = thread
     thread.start()

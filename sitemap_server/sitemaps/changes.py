@@ -11,8 +11,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Table, bindparam, delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
-from ..context import plugins_of
-from ..models import SitemapChange
+from ..models import SitemapChange, site_of
 from ..models.meta import utcnow
 
 PENDING = "sitemap_server.pending_changes"
@@ -103,7 +102,7 @@ def dispatch_changes(session: Session) -> None:
         return
     changes = take(session)
     if changes:
-        plugins_of(session).hook.sitemap_content_changed(session=session, changes=changes)
+        site_of(session).plugins.hook.sitemap_content_changed(session=session, changes=changes)
         session.flush()
 
 

@@ -24,8 +24,7 @@ from sqlalchemy import Table, column, func, select, table, text
 from sqlalchemy.orm import Session
 
 from ..content import object_urls
-from ..context import plugins_of
-from ..models import Post, SitemapEntry, SitemapPage, SitemapVersion, Term
+from ..models import Post, SitemapEntry, SitemapPage, SitemapVersion, Term, site_of
 from .changes import ContentChanges
 from .maintenance import all_providers, catch_up, refresh
 
@@ -173,7 +172,7 @@ def parent_cycles(parent_of: dict[int, int | None]) -> list[list[int]]:
 
 
 def _duplicate_urls(session: Session) -> Iterable[Difference]:
-    providers = all_providers(session, plugins_of(session))
+    providers = all_providers(session, site_of(session).plugins)
     owners = [p.name for p in providers if p.kind in OWN_URL_KINDS]
     entries = ENTRIES
     owned = entries.c.provider.in_(owners)

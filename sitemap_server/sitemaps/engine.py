@@ -1,16 +1,16 @@
 """The sitemap engine: every operation on the stored sitemaps, as the methods of one object.
 
-``main()`` (and each command) builds the application's ``AppContext``; a request, a
-command, the worker or a plugin reaches the engine of that context as
-``engine_of(session)`` (the engine holds nothing but its context, so it costs nothing to
-make). The work is done by the modules named in each method (one idea
-each); this is the list of what can be done, and the one door to it:
+Each ``Site`` has one (``site.engine``); a request, a command, the worker or a plugin
+reaches it as ``request.site.engine`` or ``engine_of(session)``, and nothing outside this
+package calls the modules behind it. The work is done by the modules named in each
+method (one idea each); this is the list of what can be done, and the one door to it:
 
 - a write: ``record`` what it changed (the change log; nothing is rebuilt in the
   writer's transaction), ``refresh_provider`` for a sitemap whose content depends on
   something else that changed (a plugin's own settings);
-- the maintainer: ``apply`` the change log, ``apply_some`` of it, ``catch_up`` with time
-  (scheduled posts going live), ``rebuild`` everything;
+- the maintainer: ``apply`` the change log, ``apply_some`` of it (a request that found
+  changes waiting too long), ``catch_up`` with time (scheduled posts going live),
+  ``rebuild`` everything;
 - answers: ``providers`` (the sitemaps there are), ``check`` (stored against a rebuild),
   ``explain_url`` / ``explain_object`` (why a URL is listed or not).
 """
@@ -19,21 +19,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
-from ..context import context_of
+from ..models import site_of
 from . import changes, check, explain, maintenance
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..site import Site
     from .providers import Provider
 
 
 class Engine:
-    """The sitemap engine of one application (its ``AppContext``)."""
+    """The sitemap engine of one site."""
 
-    def __init__(self, context: AppContext) -> None:
-        self.context = context
+    def __init__(self, site: Site) -> None:
+        self.site = site
 
     # A write -------------------------------------------------------------------------
 
@@ -51,22 +51,22 @@ class Engine:
 
     # The maintainer ----------------------------------------------------------------------
 
-    def apply(self, sessions: sessionmaker[Session]) -> int:
-        """Apply the change log, batch after batch, unless another maintainer is at work;
-        how many changes were applied (``maintenance.apply_all``)."""
-        return maintenance.apply_all(sessions)
+    def apply(self) -> int:
+        """Apply the change log, batch after batch (each in a transaction of its own),
+        unless another maintainer is at work; how many changes were applied
+        (``maintenance.apply_all``)."""
+        return maintenance.apply_all(self.site.sessions)
 
-    def apply_some(
-        self, sessions: sessionmaker[Session], limit: int, wait: bool = True
-    ) -> int | None:
-        """Apply at most ``limit`` changes (``maintenance.apply_some``); with ``wait``
-        false, none (None) if another maintainer holds the lock."""
-        return maintenance.apply_some(sessions, limit, wait=wait)
+    def apply_some(self, limit: int, wait: bool = True) -> int | None:
+        """Apply at most ``limit`` changes, never by a rebuild (``maintenance.apply_some``);
+        with ``wait`` false, none (None) if another maintainer holds the lock."""
+        return maintenance.apply_some(self.site.sessions, limit, wait=wait)
 
-    def catch_up(self, session: Session) -> bool:
-        """Bring in what time alone changed (a scheduled post went live); whether anything
-        did (``maintenance.catch_up``)."""
-        return maintenance.catch_up(session)
+    def catch_up(self, session: Session, wait: bool = True) -> bool:
+        """Bring in what time alone changed (a scheduled post went live) and build the
+        sitemaps never built; whether anything was done (``maintenance.catch_up``).
+        Without ``wait``, nothing while a maintainer is at work."""
+        return maintenance.catch_up(session, wait=wait)
 
     def rebuild(self, session: Session) -> list[str]:
         """Rebuild every sitemap from the content (``maintenance.rebuild``); what could
@@ -77,7 +77,7 @@ class Engine:
 
     def providers(self, session: Session) -> list[Provider]:
         """The sitemaps of the loaded plugins (``sitemap_providers``)."""
-        return maintenance.all_providers(session, self.context.plugins)
+        return maintenance.all_providers(session, self.site.plugins)
 
     def check(self, session: Session, repair: bool = False) -> check.Report:
         """Compare the stored sitemaps with a rebuild (``check.check``); ``repair``
@@ -94,5 +94,5 @@ class Engine:
 
 
 def engine_of(session: Session) -> Engine:
-    """The engine of the application that made ``session``."""
-    return Engine(context_of(session))
+    """The engine of the site that made ``session``."""
+    return site_of(session).engine

@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session
 from ..content import eligibility, permalinks
 from ..content.eligibility import Exclusion, Rule
 from ..content.sanitize import clean_url
-from ..context import plugins_of
 from ..documents import INDEX, INDEX_PATH, MAX_PAGES, PAGE_PATH, index_url, sitemap_url
 from ..errors import NotFound
 from ..models import (
@@ -35,6 +34,7 @@ from ..models import (
     Taxonomy,
     Term,
     post_terms,
+    site_of,
 )
 from ..providers.authors import AuthorProvider
 from ..providers.posts import is_static_front_page, newest_lastmod
@@ -108,7 +108,7 @@ def explain_object(session: Session, kind: str, object_id: int) -> Explanation:
 class Explainer:
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.plugins = plugins_of(session)
+        self.plugins = site_of(session).plugins
         # As the next request would: whatever has come due is in the stored state.
         catch_up(session)
         self.providers = all_providers(session, self.plugins)

@@ -23,7 +23,6 @@ from pyramid.response import Response
 
 from ..documents import DOCUMENT_ROUTE, HTML_ROOT, INDEX, html_url
 from .responses import (
-    RENDER_CACHE,
     X_ROBOTS_TAG,
     RenderCache,
     Rendered,
@@ -39,8 +38,6 @@ from .views import moved
 # process that serves only XML does without it (~5 MB).
 if TYPE_CHECKING:
     from lxml import etree
-
-XSL_FILES = "sitemap_server.xsl_files"  # path of each stylesheet -> its asset
 
 
 class Stylesheets:
@@ -74,9 +71,6 @@ def parser() -> etree.XMLParser:
     return etree.XMLParser(no_network=True, resolve_entities=False, huge_tree=True)
 
 
-STYLESHEETS = "sitemap_server.html_stylesheets"
-
-
 def html_view(request: Request) -> Response:
     document = request.matchdict.get("document") or INDEX
     site_url = request.read_state.site.site_url
@@ -97,7 +91,7 @@ def html_view(request: Request) -> Response:
     unchanged = not_modified(request, etag, xml.last_modified, wants_gzip)
     if unchanged is not None:
         return unchanged
-    cache: RenderCache = request.registry[RENDER_CACHE]
+    cache: RenderCache = request.site.render_cache
     key = ("html", document, site_url, etag)
     page = cache.get(key)
     if page is None:
@@ -204,14 +198,13 @@ def _stylesheet_of(request: Request, tree: Any) -> etree.XSLT | None:
     while node is not None:
         if isinstance(node, etree._XSLTProcessingInstruction):
             href = node.get("href") or ""
-            stylesheets: Stylesheets = request.registry[STYLESHEETS]
+            stylesheets: Stylesheets = request.site.stylesheets
             return stylesheets.get(urlsplit(href).path)
         node = node.getprevious()
     return None
 
 
 def includeme(config: Configurator) -> None:
-    config.registry[STYLESHEETS] = Stylesheets(config.registry[XSL_FILES])
     config.add_route("sitemap.html.root", HTML_ROOT.rstrip("/"))
     config.add_route("sitemap.html.index", HTML_ROOT)
     config.add_route(

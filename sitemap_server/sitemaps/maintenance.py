@@ -32,9 +32,17 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..batches import chunks
 from ..content.links import Links
 from ..content.translations import group_members
-from ..context import context_of, plugins_of
 from ..hookspecs import hookimpl
-from ..models import SITE, Post, SitemapEntry, SitemapPage, SitemapVersion, Term, take_write_lock
+from ..models import (
+    SITE,
+    Post,
+    SitemapEntry,
+    SitemapPage,
+    SitemapVersion,
+    Term,
+    site_of,
+    take_write_lock,
+)
 from ..models.meta import utcnow
 from ..models.notifications import ADDED, REMOVED, UPDATED
 from ..models.site import configured_site_url, effective_site_url, get_settings
@@ -169,7 +177,7 @@ def build_context(
 ) -> BuildContext:
     settings = get_settings(session)
     site_url = effective_site_url(settings, configured_site_url(session))
-    output = context_of(session).output_settings(site_url)
+    output = site_of(session).output_settings(site_url)
     return BuildContext(
         session=session,
         plugins=plugins,
@@ -177,7 +185,7 @@ def build_context(
         site_url=site_url,
         now=utcnow(),
         links=Links(session, site_url),
-        page_bytes=context_of(session).max_page_bytes - PAGE_FRAME_BYTES,
+        page_bytes=site_of(session).max_page_bytes - PAGE_FRAME_BYTES,
         post_providers=[p.name for p in providers if p.kind == "post"],
         zone=site_zone(settings.timezone),
         output=output,
@@ -186,10 +194,10 @@ def build_context(
 
 
 def output_of(session: Session) -> dict[str, Any]:
-    """``AppContext.output_settings`` for the site URL in effect (``build_context``'s)."""
+    """``Site.output_settings`` for the site URL in effect (``build_context``'s)."""
     settings = get_settings(session)
     site_url = effective_site_url(settings, configured_site_url(session))
-    return context_of(session).output_settings(site_url)
+    return site_of(session).output_settings(site_url)
 
 
 def unrendered(output: dict[str, Any], providers: list[Provider], state: StoredState) -> set[str]:
@@ -218,7 +226,7 @@ def unrendered(output: dict[str, Any], providers: list[Provider], state: StoredS
 def refresh(session: Session, changes: ContentChanges) -> list[str]:
     """Apply ``changes`` to every provider's stored entries, pages and versions; what
     could not be computed (left as stored, logged), in words."""
-    plugins = plugins_of(session)
+    plugins = site_of(session).plugins
     providers = all_providers(session, plugins)
     ctx = build_context(session, plugins, providers)
     state = stored_state(session)
@@ -442,7 +450,7 @@ def catch_up(session: Session, wait: bool = True) -> bool:
     posts going live), and build those never built. Safe to run from several processes
     at once: the second finds nothing left to do. Whether anything was done. Without
     ``wait``, nothing when a maintainer is at work (it, or a later call, does it)."""
-    plugins = plugins_of(session)
+    plugins = site_of(session).plugins
     if wait:
         lock(session, MAINTAINER)
     elif not try_lock(session, MAINTAINER, wait=False):

@@ -11,8 +11,8 @@ import pluggy
 from sqlalchemy.orm import Session
 
 from ..content.links import Links
-from ..context import MAX_PAGE_BYTES
 from ..models import SiteSettings
+from ..settings import MAX_PAGE_BYTES
 from .changes import ContentChanges
 from .entries import Entry
 
@@ -47,7 +47,7 @@ class BuildContext:
     # while a refresh runs): keyed by whatever names it, the provider's name in it.
     memo: dict[Any, Any] = field(default_factory=dict)
     # The settings from outside the database the documents depend on
-    # (``AppContext.output_settings``), and their name in ``rendering.render_key``.
+    # (``Site.output_settings``), and their name in ``rendering.render_key``.
     output: dict[str, Any] = field(default_factory=dict)
     output_key: str = ""
 

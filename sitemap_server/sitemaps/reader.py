@@ -17,12 +17,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pluggy
 from sqlalchemy import event, select
 from sqlalchemy.engine import Connection
-from sqlalchemy.orm import Session, sessionmaker
 
 from ..models import SITE, SitemapVersion, sqlite_file
 from ..models.meta import utcnow
@@ -35,6 +33,9 @@ from .providers import Provider
 from .rendering import render_key, settings_key
 from .watch import PostgresWatch, SQLiteWatch
 from .xml import site_zone
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 VERSIONS = select(
     SitemapVersion.provider,
@@ -96,26 +97,22 @@ class ReadState:
 class Reader:
     """One per application: the engine, and the site snapshot of the last site version."""
 
-    def __init__(
-        self,
-        session_factory: sessionmaker[Session],
-        plugins: pluggy.PluginManager,
-        configured_url: str,
-        max_staleness: float = 0.0,
-        watch: bool = True,
-    ) -> None:
-        engine = session_factory.kw["bind"]
+    def __init__(self, site: Site) -> None:
+        engine = site.database
+        max_staleness: float = site.settings["sitemap_server.max_staleness"]
+        self.site = site
         self.max_staleness = timedelta(seconds=max_staleness)
-        self.session_factory = session_factory
+        self.session_factory = site.sessions
         self.engine = engine
         self.autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
         # The versions, when no watch vouches for them. pysqlite opens no transaction for
         # a SELECT: switching its connection to autocommit and back (on every checkout)
         # would cost 7 % of a cached answer for nothing.
         self.versions_engine = engine if engine.dialect.name == "sqlite" else self.autocommit
-        self.plugins = plugins
-        self.configured_url = configured_url
-        self.site: tuple[Any, SiteSnapshot] | None = None
+        self.plugins = site.plugins
+        self.configured_url = site.site_url
+        self.snapshot_of: tuple[Any, SiteSnapshot] | None = None
+        watch = site.settings["sitemap_server.versions_watch"]
         self.watch = _watch(engine, max_staleness) if watch else None
         # Until when (time.monotonic) a worker was last seen alive.
         self._worker_seen_until = 0.0
@@ -124,7 +121,7 @@ class Reader:
 
     def forget(self) -> None:
         """Read everything again (the tests reset the database between them)."""
-        self.site = None
+        self.snapshot_of = None
         self._worker_seen_until = 0.0
         if self.watch is not None:
             self.watch.forget()
@@ -160,7 +157,7 @@ class Reader:
             # lock, unless every answer must show every write before it. With a worker
             # alive the request leaves the log to it: helping would only compete with it.
             worked = self._contained(
-                lambda: maintenance.apply_some(self.session_factory, READER_CHANGES, wait=exact)
+                lambda: self.site.engine.apply_some(READER_CHANGES, wait=exact)
             )
         if due:
             # A scheduled change has come due, or a provider was never built: do it
@@ -169,7 +166,7 @@ class Reader:
             # the next request).
             def bring_due() -> None:
                 with self.session_factory() as session, session.begin():
-                    maintenance.catch_up(session, wait=exact)
+                    self.site.engine.catch_up(session, wait=exact)
 
             worked = self._contained(bring_due) or worked
         if worked:
@@ -234,7 +231,7 @@ class Reader:
         )
 
     def site_snapshot(self, site_version: Any) -> SiteSnapshot:
-        cached = self.site
+        cached = self.snapshot_of
         if cached is not None and cached[0] == site_version:
             return cached[1]
         # Read after the version, so never older than it: at worst newer, and then the
@@ -244,11 +241,11 @@ class Reader:
             snapshot = SiteSnapshot(
                 private=settings.private,
                 site_url=effective_site_url(settings, self.configured_url),
-                providers=maintenance.all_providers(session, self.plugins),
+                providers=self.site.engine.providers(session),
                 zone=site_zone(settings.timezone),
                 output_key=settings_key(maintenance.output_of(session)),
             )
-        self.site = (site_version, snapshot)
+        self.snapshot_of = (site_version, snapshot)
         return snapshot
 
     @contextmanager

@@ -17,7 +17,7 @@ one. What else a fragment depends on re-renders it through the change log: the s
 time zone (a site-wide change of every entry), the provider's template and the index
 entry's, and the settings from outside the database that documents depend on (the site
 URL in effect, which images on the site's host carry; the page size; plugins' document
-settings: ``AppContext.output_settings``). ``render_key`` names the last two: a provider
+settings: ``Site.output_settings``). ``render_key`` names the last two: a provider
 whose stored fragments were made with others is rebuilt whole (``maintenance.refresh``,
 before a page of it is served, ``reader.Reader``), so a start with another ini file or
 environment serves what they imply with no command run.
@@ -84,7 +84,7 @@ def render_key(spec: str, settings: str = "") -> str:
 
 
 def settings_key(output: dict[str, Any]) -> str:
-    """A short name of ``AppContext.output_settings`` (what ``render_key`` takes)."""
+    """A short name of ``Site.output_settings`` (what ``render_key`` takes)."""
     text = json.dumps(output, sort_keys=True, separators=(",", ":"))
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 

@@ -111,8 +111,6 @@ class RenderCache:
                 self.size -= old.cost
 
 
-READER = "sitemap_server.reader"
-RENDER_CACHE = "sitemap_server.render_cache"
 # Render a document: its text in pieces, or None when it does not exist (a 404).
 Render = Callable[[Connection, ReadState], "Iterable[str] | None"]
 
@@ -134,8 +132,8 @@ def sitemap_response(
     ``what`` names the document (``("post", 3)``) and ``names`` the providers whose
     versions it depends on; the site version is always one of them.
     """
-    reader: Reader = request.registry[READER]
-    cache: RenderCache = request.registry[RENDER_CACHE]
+    reader: Reader = request.site.reader
+    cache: RenderCache = request.site.render_cache
     state = request.read_state
     wants_gzip = accepts_gzip(request)
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyramid.config import Configurator
 from pyramid.exceptions import PredicateMismatch
@@ -27,7 +27,6 @@ from sqlalchemy import Integer, Select, bindparam, case, func, select
 from sqlalchemy.engine import Connection
 
 from .. import documents
-from ..context import CONTEXT_KEY
 from ..documents import (
     READ_PATH,
     beyond,
@@ -39,32 +38,26 @@ from ..documents import (
     sitemap_name,
     sitemap_url,
 )
-from ..models import SitemapEntry, SitemapPage
+from ..models import SITE_KEY, SitemapEntry, SitemapPage
 from .pages import IN_PAGE, page_range
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
 from .rendering import FRAME, INDEX_FRAME, document, template
 from .responses import (
-    READER,
-    RENDER_CACHE,
     X_ROBOTS_TAG,
-    RenderCache,
     not_allowed_view,
     not_found,
     not_found_view,
     sitemap_response,
 )
 
+if TYPE_CHECKING:
+    from ..site import Site
+
 log = logging.getLogger(__name__)
 
 # Pages with more entries are read through a server-side cursor, in batches.
 STREAMED_ENTRIES = 5_000
-IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
-# hreflang annotations: <xhtml:link rel="alternate"> (S-405).
-XHTML_NS = "http://www.w3.org/1999/xhtml"
-
-
-NAMESPACES = "sitemap_server.namespaces"
 
 
 def index_view(request: Request) -> Response:
@@ -125,7 +118,7 @@ def page_view(request: Request) -> Response:
     provider = site.provider(name)
     if provider is None or (site.private and page > 1):
         return not_found(request, request.path)
-    namespaces = request.registry[NAMESPACES]
+    namespaces = request.site.namespaces
     document_name = sitemap_name(name, page)
 
     def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
@@ -246,7 +239,7 @@ def robots_view(request: Request) -> Response:
     if site.private:
         text = "User-agent: *\nDisallow: /\n"
     else:
-        reader: Reader = request.registry[READER]
+        reader: Reader = request.site.reader
         with reader.snapshot() as conn:
             parts = index_parts(conn, [p.name for p in site.providers])
         sitemaps = "".join(
@@ -265,24 +258,9 @@ def needs_transaction(request: Request) -> bool:
 
 
 def includeme(config: Configurator) -> None:
-    settings = config.get_settings()
-    plugins = config.registry[CONTEXT_KEY].plugins
-    settings["tm.activate_hook"] = needs_transaction
-    config.registry[RENDER_CACHE] = RenderCache(settings["sitemap_server.render_cache_bytes"])
-    config.registry[READER] = Reader(
-        config.registry["dbsession_factory"],
-        plugins,
-        settings["sitemap_server.site_url"],
-        settings["sitemap_server.max_staleness"],
-        watch=settings["sitemap_server.versions_watch"],
-    )
-    config.add_request_method(
-        lambda request: request.registry[READER].state(), "read_state", reify=True
-    )
-    namespaces = {"xmlns:image": IMAGE_NS, "xmlns:xhtml": XHTML_NS}
-    for extra in plugins.hook.sitemap_namespaces():
-        namespaces.update({f"xmlns:{prefix}": uri for prefix, uri in extra.items()})
-    config.registry[NAMESPACES] = namespaces
+    site: Site = config.registry[SITE_KEY]
+    config.get_settings()["tm.activate_hook"] = needs_transaction
+    config.add_request_method(lambda request: request.site.reader.state(), "read_state", reify=True)
     # Compiled now, not on the first crawler's request (Chameleon compiles a template
     # when it is first used: 90 ms each).
     for spec in (FRAME, INDEX_FRAME):
@@ -301,15 +279,11 @@ def includeme(config: Configurator) -> None:
     config.add_view(legacy_index_view, route_name="sitemap.legacy_index", request_method="GET")
     config.add_view(page_view, route_name="sitemap.page", request_method="GET")
     config.add_view(robots_view, route_name="robots", request_method="GET")
-    xsl_files = {MAIN_XSL: "sitemap_server:static/main-sitemap.xsl"}
-    for extra in plugins.hook.sitemap_xsl():
-        xsl_files.update(extra)
-    config.registry["sitemap_server.xsl_files"] = xsl_files
     config.include(".html")  # the same documents as pages for people, from their XSL
-    for number, (path, asset) in enumerate(sorted(xsl_files.items())):
+    for number, (path, asset) in enumerate(sorted(site.xsl_files.items())):
         config.add_route(f"sitemap.xsl.{number}", path)
         config.add_view(xsl_view(asset), route_name=f"sitemap.xsl.{number}", request_method="GET")
-    warm_up(config.registry[READER])
+    warm_up(site.reader)
 
 
 def warm_up(reader: Reader) -> None:

@@ -21,6 +21,11 @@ from ..content.sanitize import (
 from ..models.content import LANGUAGE_TAG, MAX_LANGUAGE_TAG, MAX_URL_LENGTH
 from .entries import Entry
 
+# The namespaces of a ``urlset``'s own extensions: images, and hreflang annotations
+# (``<xhtml:link rel="alternate">``, S-405).
+IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
 
 

@@ -16,10 +16,11 @@ from sqlalchemy import Engine, MetaData, create_engine, insert, inspect, select,
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from .. import main, migrations
-from ..models import get_engine, get_session_factory
+from .. import migrations
+from ..app import make_app, site_of_app
 from ..models.meta import Clock, utcnow
 from ..services.tokens import create_token
+from ..site import Site
 
 TEST_DATABASE_ENV = "SITEMAP_SERVER_TEST_DATABASE_URL"
 TEST_PLUGINS_ENV = "SITEMAP_SERVER_TEST_PLUGINS"
@@ -133,14 +134,27 @@ def app_settings(database_url: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def engine(app_settings: dict[str, Any], ini_file: Path) -> Iterator[Engine]:
+def app_site(app_settings: dict[str, Any]) -> Iterator[Site]:
+    """The site of the test settings, shared by the application (``wsgi_app``), the
+    sessions of ``app_session`` and the test database (``engine``)."""
+    site = Site(app_settings)
+    yield site
+    site.close()
+
+
+@pytest.fixture(scope="session")
+def engine(app_site: Site, app_settings: dict[str, Any], ini_file: Path) -> Engine:
     """The test database, migrated from scratch once per test session."""
-    engine = get_engine(app_settings)
-    _drop_everything(engine)
-    with engine.begin() as conn:
-        migrations.upgrade(ini_file, connection=conn)
-    yield engine
-    engine.dispose()
+    _drop_everything(app_site.database)
+    # The tables of every installed plugin, whichever the application under test loads:
+    # one database serves applications with and without them.
+    every_plugin = Site({**app_settings, "sitemap_server.load_entrypoints": "true"})
+    try:
+        with app_site.database.begin() as conn:
+            migrations.upgrade(ini_file, every_plugin.plugins, connection=conn)
+    finally:
+        every_plugin.close()
+    return app_site.database
 
 
 @pytest.fixture(scope="session")
@@ -201,28 +215,24 @@ def clean_database(
 
 
 @pytest.fixture(scope="session")
-def wsgi_app(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Any]:
-    app = main({}, **app_settings)
-    yield app
-    app.registry["dbengine"].dispose()
+def wsgi_app(engine: Engine, app_site: Site) -> Any:
+    """The application of the test site (``app_site``)."""
+    return make_app(app_site)
 
 
 @pytest.fixture
-def app_session(clean_database: Engine, app_settings: dict[str, Any]) -> Iterator[Session]:
-    """A session as the application and the CLI make them: it knows the site URL and
-    the loaded plugins, so writes through the services refresh every sitemap."""
-    from ..context import AppContext
-    from ..settings import normalize
-
-    context = AppContext.from_settings(dict(normalize(dict(app_settings))))
-    with get_session_factory(clean_database, context)() as session:
+def app_session(clean_database: Engine, app_site: Site) -> Iterator[Session]:
+    """A session as the application and the CLI make them: it carries the site (its
+    URL, its plugins), so writes through the services refresh every sitemap."""
+    with app_site.sessions() as session:
         yield session
 
 
 @pytest.fixture
 def dbsession(clean_database: Engine) -> Iterator[Session]:
-    """A plain session for arranging data and checking rows; commit what you arrange."""
-    session = get_session_factory(clean_database)()
+    """A plain session, of no site, for arranging data and checking rows; commit what
+    you arrange."""
+    session = Session(clean_database)
     yield session
     session.rollback()
     session.close()
@@ -234,30 +244,24 @@ def forget_rendered(app: Any) -> None:
     Content versions start again at 1 whenever the database is reset, so a document one
     test rendered must not be served to the next (in production versions never go back).
     """
-    from ..sitemaps.responses import READER, RENDER_CACHE
-
-    app.registry[RENDER_CACHE].clear()
-    app.registry[READER].forget()
+    site = site_of_app(app)
+    site.render_cache.clear()
+    site.reader.forget()
 
 
 def apply_changes(app: Any) -> int:
     """What the maintainer does: apply ``app``'s change log to the sitemaps now (``app``:
     the application or a WebTest client of it); how many changes were applied."""
-    from ..sitemaps.maintenance import apply_all
-
-    registry = getattr(app, "app", app).registry
-    return apply_all(registry["dbsession_factory"])
+    return site_of_app(app).engine.apply()
 
 
 def run_worker(app: Any, force: bool = True) -> list[dict[str, Any]]:
     """One pass of the worker, as ``sitemap-server worker --once`` makes it, for ``app``
     (the application or a WebTest client of it): the change log applied, and what is
     queued sent (with ``force``, now: no quiet period, no backoff). The attempts made."""
-    from ..notify.config import NotifyConfig
     from ..notify.worker import Worker
 
-    registry = getattr(app, "app", app).registry
-    worker = Worker(registry["dbsession_factory"], NotifyConfig.of(registry.settings))
+    worker = Worker(site_of_app(app))
     try:
         return worker.run_once(force=force)
     finally:
@@ -285,12 +289,12 @@ def app_with(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Callable[
     def make(**overrides: Any) -> Any:
         key = tuple(sorted(overrides.items()))
         if key not in built:
-            built[key] = main({}, **{**app_settings, **overrides})
+            built[key] = make_app(Site({**app_settings, **overrides}))
         return built[key]
 
     yield make
     for app in built.values():
-        app.registry["dbengine"].dispose()
+        site_of_app(app).close()
 
 
 @pytest.fixture
@@ -301,7 +305,7 @@ def testapp(wsgi_app: Any, clean_database: Engine) -> Any:
 
 @pytest.fixture
 def api_token(clean_database: Engine) -> str:
-    session = get_session_factory(clean_database)()
+    session = Session(clean_database)
     try:
         token = create_token(session, "tests")
         session.commit()

@@ -6,8 +6,9 @@ import re
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from sitemap_server.models import ApiToken, get_session_factory
+from sitemap_server.models import ApiToken
 from sitemap_server.services.tokens import create_token, revoke_token
 from sitemap_server.testing import PROBLEM_JSON
 
@@ -89,7 +90,7 @@ def basic(user, password):
 
 @pytest.fixture
 def revoked_token(clean_database, api):
-    session = get_session_factory(clean_database)()
+    session = Session(clean_database)
     try:
         token = create_token(session, "former-employee")
         session.commit()

@@ -6,8 +6,8 @@ import pytest
 from sqlalchemy.orm.exc import StaleDataError
 from webtest import TestApp
 
-from sitemap_server import main
 from sitemap_server.api.openapi import OpenAPI
+from sitemap_server.app import main, site_of_app
 from sitemap_server.errors import LOGGED_CHARS
 from sitemap_server.services import authors
 from sitemap_server.testing import SITE_URL, assert_problem
@@ -30,7 +30,7 @@ def small_api(app_settings, api_token):
     test_app = TestApp(app)
     test_app.authorization = ("Bearer", api_token)
     yield test_app
-    app.registry["dbengine"].dispose()
+    site_of_app(app).close()
 
 
 # 413 ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from sitemap_server.notify.config import NotifyConfig
+from sitemap_server.app import site_of_app
 from sitemap_server.notify.worker import Worker
 from sitemap_server.plugin import Channel, Message, Request, send_later
 from sitemap_server.testing import http_server
@@ -72,11 +72,13 @@ def run(app, api, channel, url):
     """Queue one message of ``channel`` to ``url`` as a plugin's write would, run one
     worker pass with ``channel`` loaded; (the attempt, the notification as the API shows
     it, the site's title)."""
-    sessions = app.registry["dbsession_factory"]
+    sessions = site_of_app(app).sessions
     with sessions.begin() as session:
         send_later(session, channel.name, Message(url))
-    config = NotifyConfig.of(app.registry.settings)
-    worker = Worker(sessions, dataclasses.replace(config, channels=(*config.channels, channel)))
+    config = site_of_app(app).notify
+    worker = Worker(
+        site_of_app(app), dataclasses.replace(config, channels=(*config.channels, channel))
+    )
     try:
         [attempt] = worker.run_once()
     finally:
@@ -133,10 +135,10 @@ def test_a_4xx_is_given_up_and_the_channel_told(wsgi_app, api, answering):
 
 
 def test_a_message_whose_channel_is_gone_is_cancelled(wsgi_app, api, answering):
-    sessions = wsgi_app.registry["dbsession_factory"]
+    sessions = site_of_app(wsgi_app).sessions
     with sessions.begin() as session:
         send_later(session, "uninstalled", Message(f"{answering}/small"))
-    worker = Worker(sessions, NotifyConfig.of(wsgi_app.registry.settings))
+    worker = Worker(site_of_app(wsgi_app))
     try:
         [attempt] = worker.run_once()
     finally:
@@ -146,7 +148,7 @@ def test_a_message_whose_channel_is_gone_is_cancelled(wsgi_app, api, answering):
 
 
 def test_a_message_waiting_is_not_queued_twice(wsgi_app, api, answering):
-    sessions = wsgi_app.registry["dbsession_factory"]
+    sessions = site_of_app(wsgi_app).sessions
     with sessions.begin() as session:
         first = send_later(session, "test.reading", Message(f"{answering}/small"))
         again = send_later(session, "test.reading", Message(f"{answering}/small"))

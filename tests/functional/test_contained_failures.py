@@ -21,9 +21,9 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
+from sitemap_server.app import site_of_app
 from sitemap_server.hookspecs import hookimpl
 from sitemap_server.models import Post
-from sitemap_server.plugins import PLUGIN_MANAGER
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.check import check
 from sitemap_server.sitemaps.engine import engine_of
@@ -56,7 +56,7 @@ def post_url(slug: str) -> str:
 
 
 def checked(app: Any) -> Any:
-    with app.registry["dbsession_factory"]() as session, session.begin():
+    with site_of_app(app).sessions() as session, session.begin():
         return check(session)
 
 
@@ -130,7 +130,7 @@ def test_a_listener_that_fails_for_one_sitemap_keeps_it_as_stored(faulty, caplog
     report = checked(app)
     assert not report.failures
     assert {(d.provider, d.field) for d in report.differences} >= {("post", "listed")}
-    with app.registry["dbsession_factory"]() as session, session.begin():
+    with site_of_app(app).sessions() as session, session.begin():
         assert check(session, repair=True).repaired
     assert post_url("held") in url_locs(client(app), "/post-sitemap.xml")
 
@@ -144,7 +144,7 @@ def test_an_outage_in_a_pass_keeps_the_change_for_the_next_one(faulty):
         def sitemap_changed(self, session: Any, sitemap: str, urls: Any) -> None:
             raise OperationalError("SELECT 1", {}, Exception("server closed the connection"))
 
-    plugins = app.registry.settings[PLUGIN_MANAGER]
+    plugins = site_of_app(app).plugins
     plugins.register(outage := Outage())
     try:
         change = admin.post_json(
@@ -235,7 +235,7 @@ def test_posts_deleted_while_passes_run_fail_no_pass(app_with, api_token, clean_
     app = app_with(**{"sitemap_server.sqlite.busy_timeout_ms": "120000"})
     testapp = client(app)
     testapp.get("/sitemap_index.xml", status=200)
-    sessions = app.registry["dbsession_factory"]
+    sessions = site_of_app(app).sessions
     writer = client(app, api_token)
     done = threading.Event()
     failures: list[BaseException] = []

@@ -19,10 +19,10 @@ from sqlalchemy import create_engine
 from sqlalchemy import inspect as inspect_db
 from webtest import TestApp
 
-from sitemap_server import hookspecs, main, migrations, plugins
+from sitemap_server import hookspecs, migrations, plugins
+from sitemap_server.app import main, site_of_app
 from sitemap_server.cli import main as cli_main
 from sitemap_server.demo import seed_demo
-from sitemap_server.notify.config import NotifyConfig
 from sitemap_server.notify.worker import Worker
 from sitemap_server.settings import SettingsError
 from sitemap_server.sitemaps import maintenance
@@ -253,7 +253,7 @@ def test_sitemap_exclude_leaves_out_posts_and_authors(sample_api):
 
 def test_sitemap_exclude_is_asked_about_each_candidate(sample_api):
     """firstresult: the plugin's None lets the candidate through, True stops it."""
-    manager = sample_api.app.registry.settings[plugins.PLUGIN_MANAGER]
+    manager = site_of_app(sample_api.app).plugins
     assert manager.hook.sitemap_exclude.spec.opts["firstresult"]
     create_post(sample_api, title="Plain", slug="plain")
     assert post_url("plain") in urlset(sample_api, "/post-sitemap.xml")[1]
@@ -469,7 +469,7 @@ def test_sitemap_changed_for_a_rebuild_and_the_site_going_public(sample_api):
 
 
 def test_sitemap_seed_demo_adds_the_plugins_content_to_the_demo_site(sample, plugin_app):
-    with plugin_app.registry["dbsession_factory"]() as session, session.begin():
+    with site_of_app(plugin_app).sessions() as session, session.begin():
         summary = seed_demo(session, posts=5)
 
     # Once, after the core's content, in the seeding transaction: the bookmark is in it.
@@ -501,15 +501,16 @@ def sample_manager():
 
 def test_sitemap_migrations_version_locations(sample_manager):
     assert migrations.plugin_version_locations(sample_manager) == [str(sample_plugin.VERSIONS)]
-    # The installed plugins by default: the sample plugin is not one of them.
-    assert str(sample_plugin.VERSIONS) not in migrations.plugin_version_locations()
+    # The installed plugins: the sample plugin is not one of them.
+    installed = plugins.get_plugin_manager()
+    assert str(sample_plugin.VERSIONS) not in migrations.plugin_version_locations(installed)
 
 
 def test_sitemap_migrations_create_the_plugins_tables(sample_manager, ini_file, tmp_path):
     scratch = create_engine(f"sqlite:///{tmp_path / 'scratch.sqlite'}")
     try:
         with scratch.begin() as connection:
-            migrations.upgrade(ini_file, connection=connection, plugins=sample_manager)
+            migrations.upgrade(ini_file, sample_manager, connection=connection)
         tables = set(inspect_db(scratch).get_table_names())
     finally:
         scratch.dispose()
@@ -604,9 +605,7 @@ def test_sitemap_channels_adds_a_channel_the_worker_sends_through(
         **{"sitemap_server.extra_plugins": "sample_plugin", sample_plugin.WEBHOOK_URL: hook}
     )
     api = client(app, api_token)
-    worker = Worker(
-        app.registry["dbsession_factory"], NotifyConfig.from_settings(app.registry.settings)
-    )
+    worker = Worker(site_of_app(app))
     search_engine.answer("/hook", 503, 200)
     create_post(api, title="Hooked", slug="hooked")
     worker.maintain()
@@ -766,14 +765,14 @@ def test_disabled_by_setting(installed_sample, app_settings, engine):
     settings = {**loading, "sitemap_server.disabled_plugins": "video, sample"}
     app = main({}, **settings)
     try:
-        manager = app.registry.settings[plugins.PLUGIN_MANAGER]
+        manager = site_of_app(app).plugins
         assert manager.is_blocked("sample") and manager.is_blocked("video")
         assert sample_plugin not in manager.get_plugins()
         TestApp(app).get("/sample-plugin/ping", status=404)
     finally:
-        app.registry["dbengine"].dispose()
+        site_of_app(app).close()
     enabled = main({}, **loading)
     try:
         TestApp(enabled).get("/sample-plugin/ping", status=200)
     finally:
-        enabled.registry["dbengine"].dispose()
+        site_of_app(enabled).close()

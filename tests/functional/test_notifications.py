@@ -17,15 +17,14 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.exc import OperationalError
 
 from sitemap_server import cli as cli_module
-from sitemap_server import hookimpl, main
+from sitemap_server import hookimpl
+from sitemap_server.app import main, site_of_app
 from sitemap_server.models import Notification, NotificationChange
 from sitemap_server.notify import outbox
-from sitemap_server.notify import worker as worker_module
-from sitemap_server.notify.config import NotifyConfig
 from sitemap_server.notify.indexnow import INDEXNOW_REFUSALS
 from sitemap_server.notify.worker import Worker
-from sitemap_server.plugins import PLUGIN_MANAGER
 from sitemap_server.settings import SettingsError
+from sitemap_server.site import Site
 from sitemap_server.testing import (
     SITE_URL,
     assert_problem,
@@ -81,10 +80,7 @@ def admin(notify_app, api_token):
 
 def worker_of(app):
     """A worker with the application's database and settings, run here one pass at a time."""
-    return Worker(
-        app.registry["dbsession_factory"],
-        NotifyConfig.from_settings(app.registry.settings),
-    )
+    return Worker(site_of_app(app))
 
 
 @pytest.fixture
@@ -448,9 +444,9 @@ def test_indexnow_429_and_5xx_are_retried(admin, worker, search_engine, clock, a
 
 
 def test_coalesce_never_makes_a_batch_over_10000_urls(notify_app, clean_database):
-    config = NotifyConfig.from_settings(notify_app.registry.settings)
+    config = site_of_app(notify_app).notify
     assert config.channel("indexnow").batch == 10_000  # the default
-    with notify_app.registry["dbsession_factory"]() as session:
+    with site_of_app(notify_app).sessions() as session:
         rows = [
             {
                 "created_at": datetime(2024, 1, 10, tzinfo=UTC),
@@ -528,7 +524,7 @@ class RefuseAfterTheOutbox:
 def test_a_failed_maintainer_pass_keeps_the_change_and_sends_nothing(
     notify_app, admin, worker, search_engine, clock
 ):
-    plugins = notify_app.registry.settings[PLUGIN_MANAGER]
+    plugins = site_of_app(notify_app).plugins
     create_post(admin, title="Hello", slug="hello")
     refuser = RefuseAfterTheOutbox()
     plugins.register(refuser)
@@ -551,7 +547,7 @@ def test_a_sitemap_whose_update_fails_announces_nothing(
     """A plugin's bug in ``sitemap_changed`` undoes that sitemap's update, its outbox rows
     with it: nothing is announced that is not served. The change is applied (not tried
     again forever), and the sitemap stays as stored until its content next changes."""
-    plugins = notify_app.registry.settings[PLUGIN_MANAGER]
+    plugins = site_of_app(notify_app).plugins
     create_post(admin, title="Hello", slug="hello")
     refuser = RefuseAfterTheOutbox(RuntimeError("a bug after the outbox was written"))
     plugins.register(refuser)
@@ -793,28 +789,26 @@ def notify_ini(tmp_path, database_url, search_engine):
 
 @pytest.fixture
 def cli(notify_ini, capsys, monkeypatch):
-    """Run ``sitemap-server --config notify.ini …``: what it printed. ``cli.engines``: the
-    database engines the commands made (disposed afterwards, whatever the command did)."""
-    engines = []
+    """Run ``sitemap-server --config notify.ini …``: what it printed. ``cli.sites``: the
+    sites the commands built (their engines disposed afterwards, whatever the command
+    did)."""
+    sites: list[Site] = []
 
-    def recorded(get_engine):
-        def make(*args, **kwargs):
-            engines.append(get_engine(*args, **kwargs))
-            return engines[-1]
+    class Recorded(Site):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            sites.append(self)
 
-        return make
-
-    monkeypatch.setattr(cli_module, "get_engine", recorded(cli_module.get_engine))
-    monkeypatch.setattr(worker_module, "get_engine", recorded(worker_module.get_engine))
+    monkeypatch.setattr(cli_module, "Site", Recorded)
 
     def run(*args):
         assert cli_module.main(["--config", str(notify_ini), *args]) == 0
         return capsys.readouterr().out
 
-    run.engines = engines
+    run.sites = sites
     yield run
-    for engine in engines:
-        engine.dispose()
+    for site in sites:
+        site.database.dispose()
 
 
 def test_the_command_shows_targets_and_what_is_waiting(cli, admin, worker, search_engine):
@@ -857,5 +851,6 @@ def test_the_commands_leave_no_database_connection_open(cli, admin):
     cli("worker", "--once")
     cli("notifications", "flush")
     cli("notifications")
-    assert cli.engines
-    assert [engine.pool.checkedin() for engine in cli.engines] == [0] * len(cli.engines)
+    engines = [site.database for site in cli.sites]
+    assert engines
+    assert [engine.pool.checkedin() for engine in engines] == [0] * len(engines)

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import event, select, text
 from sqlalchemy.orm import Session
 
-from sitemap_server import main
+from sitemap_server.app import main, site_of_app
 from sitemap_server.models import (
     Notification,
     NotificationAttempt,
@@ -28,8 +28,7 @@ from sitemap_server.models import (
 from sitemap_server.models.meta import utcnow
 from sitemap_server.models.notifications import PENDING, SENT
 from sitemap_server.notify import outbox, report
-from sitemap_server.notify.config import NotifyConfig
-from sitemap_server.notify.worker import WORKER_KEY, Worker
+from sitemap_server.notify.worker import Worker
 from sitemap_server.testing import (
     SITE_URL,
     client,
@@ -67,11 +66,7 @@ def notify_settings(search_engine, *ping_paths, indexnow=True, **extra):
 
 
 def in_process_worker(app, name=None):
-    return Worker(
-        app.registry["dbsession_factory"],
-        NotifyConfig.from_settings(app.registry.settings),
-        name=name,
-    )
+    return Worker(site_of_app(app), name=name)
 
 
 def create_post(api, **fields):
@@ -354,8 +349,8 @@ def test_two_workers_coalescing_one_burst_at_once_make_one_ping_per_target(
     for n in range(3):
         create_post(admin, title=f"Post {n}", slug=f"post-{n}")
     in_process_worker(app).maintain()
-    sessions = app.registry["dbsession_factory"]
-    config = NotifyConfig.from_settings(app.registry.settings)
+    sessions = site_of_app(app).sessions
+    config = site_of_app(app).notify
     # Both workers saw the same burst ready before either took it.
     with sessions.begin() as session:
         ready = outbox.burst_ready(session, config)
@@ -375,7 +370,7 @@ def test_two_workers_coalescing_one_burst_at_once_make_one_ping_per_target(
         with sessions.begin() as session:
             second_made.extend(outbox.coalesce(session, config, ready))
 
-    @event.listens_for(app.registry["dbengine"], "before_cursor_execute")
+    @event.listens_for(site_of_app(app).database, "before_cursor_execute")
     def deleting(conn, cursor, statement, *args):
         if threading.current_thread() is thread and statement.startswith(
             "DELETE FROM notification_changes"
@@ -392,7 +387,7 @@ def test_two_workers_coalescing_one_burst_at_once_make_one_ping_per_target(
     finally:
         first.close()
         thread.join(timeout=DEADLINE)
-        event.remove(app.registry["dbengine"], "before_cursor_execute", deleting)
+        event.remove(site_of_app(app).database, "before_cursor_execute", deleting)
     assert not thread.is_alive()
     assert second_made == []  # it found the rows gone
 
@@ -437,7 +432,7 @@ def test_the_admin_request_does_not_wait_for_a_slow_search_engine(
     }
     # Not app_with: that keeps its applications, and so this worker thread, for the session.
     app = main({}, **settings)
-    thread = app.registry[WORKER_KEY]
+    thread = site_of_app(app).worker_thread
     try:
         admin = client(app, api_token)
         started = time.monotonic()
@@ -460,7 +455,7 @@ def test_the_admin_request_does_not_wait_for_a_slow_search_engine(
         assert len(search_engine.received("/slow")) == 1  # still the first one in flight
     finally:
         thread.stop(timeout=DEADLINE)  # lets the slow request finish
-        app.registry["dbengine"].dispose()
+        site_of_app(app).close()
     assert not thread.thread.is_alive()
     sent = [n for n in notifications(clean_database) if n.status == SENT]
     assert len(sent) == 1

@@ -11,6 +11,7 @@ import sqlite3
 import pytest
 from sqlalchemy import func, select
 
+from sitemap_server.app import site_of_app
 from sitemap_server.models import Post
 from sitemap_server.testing import X_ROBOTS_TAG, client, free_port
 
@@ -83,7 +84,7 @@ def test_a_busy_database_is_a_503_then_the_same_write_works(
         holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
         holders = [holder]
     else:  # every connection of the pool
-        holders = [wsgi.registry["dbengine"].connect() for _ in range(2)]
+        holders = [site_of_app(wsgi).database.connect() for _ in range(2)]
     try:
         assert_unavailable(app.post_json("/api/posts", post, expect_errors=True))
         if sqlite:

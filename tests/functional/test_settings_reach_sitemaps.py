@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from sitemap_server.context import AppContext
-from sitemap_server.models import get_session_factory
-from sitemap_server.settings import normalize
-from sitemap_server.sitemaps.check import check
+from sitemap_server.site import Site
 from sitemap_server.testing import client, parse_sitemap
 
 JAN = "2024-01-15T10:00:00+00:00"
@@ -31,10 +28,13 @@ def start(app_with, token, **settings):
 
 def checked(engine, app_settings, **settings):
     """What ``sitemap-server check`` finds for a server started with ``settings``."""
-    context = AppContext.from_settings(dict(normalize({**app_settings, **settings})))
-    with get_session_factory(engine, context)() as session:
-        report = check(session)
-        session.commit()
+    site = Site({**app_settings, **settings})
+    try:
+        with site.sessions() as session:
+            report = site.engine.check(session)
+            session.commit()
+    finally:
+        site.close()
     return report
 
 

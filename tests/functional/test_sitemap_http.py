@@ -22,11 +22,11 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 from lxml import etree
+from sqlalchemy.orm import Session
 from webob import Request
 from webtest import TestApp
 
-from sitemap_server import main
-from sitemap_server.models import get_session_factory
+from sitemap_server.app import main, site_of_app
 from sitemap_server.services.tokens import create_token
 from sitemap_server.sitemaps import rendering, responses
 from sitemap_server.testing import (
@@ -180,7 +180,7 @@ def make_app(app_settings: dict[str, Any], api_token: str) -> Iterator[Callable[
 
     yield make
     for app in made:
-        app.registry["dbengine"].dispose()
+        site_of_app(app).close()
 
 
 # S-301, S-304: the index and pagination -------------------------------------------------
@@ -726,7 +726,7 @@ def test_nothing_rendered_before_the_database_was_recreated_is_served(
 
     # Version numbers start again from the migrations' rows, as after a restore.
     reset_database(clean_database, _migrated_rows)
-    session = get_session_factory(clean_database)()
+    session = Session(clean_database)
     api.authorization = ("Bearer", create_token(session, "again"))
     session.commit()
     session.close()

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
-from sitemap_server.sitemaps.responses import READER
+from sitemap_server.app import site_of_app
 from sitemap_server.testing import client
 
 LATE = {"sitemap_server.max_staleness": "60"}
@@ -28,7 +28,7 @@ LATE = {"sitemap_server.max_staleness": "60"}
 @pytest.fixture
 def watched(app_with: Callable[..., Any], clean_database: Engine) -> Any:
     app = app_with(**LATE)
-    watch = app.registry[READER].watch
+    watch = site_of_app(app).reader.watch
     assert watch is not None
     return app
 
@@ -64,7 +64,7 @@ def until(condition: Callable[[], bool], seconds: float) -> bool:
 
 def test_a_commit_of_another_connection_is_in_the_next_answers(watched, clean_database):
     testapp = client(watched)
-    watch = watched.registry[READER].watch
+    watch = site_of_app(watched).reader.watch
     sqlite = clean_database.dialect.name == "sqlite"
     before = testapp.get("/sitemap_index.xml").headers["ETag"]
     if not sqlite:
@@ -81,7 +81,7 @@ def test_a_commit_of_another_connection_is_in_the_next_answers(watched, clean_da
 
 def test_requests_read_the_versions_themselves_while_the_watch_is_cut_off(watched, clean_database):
     testapp = client(watched)
-    watch = watched.registry[READER].watch
+    watch = site_of_app(watched).reader.watch
     before = testapp.get("/sitemap_index.xml").headers["ETag"]
     if clean_database.dialect.name == "sqlite":
         watch.conn.connection.driver_connection.close()  # behind its back
@@ -111,7 +111,7 @@ def test_requests_read_the_versions_themselves_while_the_watch_is_cut_off(watche
 
 def test_postgresql_is_watched_only_when_an_answer_may_be_late(app_with, clean_database):
     exact = app_with()  # max_staleness 0: every answer shows every write before it
-    watch = exact.registry[READER].watch
+    watch = site_of_app(exact).reader.watch
     if clean_database.dialect.name == "sqlite":
         assert watch is not None  # exact anyway
     else:
@@ -126,7 +126,7 @@ def test_a_change_that_waited_max_staleness_is_applied_by_a_read_while_watched(
     once it has waited max_staleness, as without a watch, and not before."""
     app = app_with(**{"sitemap_server.max_staleness": "0.6"})
     admin, crawler = client(app, api_token), client(app)
-    assert app.registry[READER].watch is not None
+    assert site_of_app(app).reader.watch is not None
     crawler.get("/sitemap_index.xml")
     body = {"type": "post", "status": "publish", "title": "Hello", "slug": "hello"}
     written = time.monotonic()
@@ -144,7 +144,7 @@ def test_a_forked_process_watches_on_a_connection_of_its_own(watched, clean_data
     """A server that forks its workers after loading the application (gunicorn's
     preload): each child opens its own connection, or starts its own thread."""
     testapp = client(watched)
-    watch = watched.registry[READER].watch
+    watch = site_of_app(watched).reader.watch
     before = testapp.get("/sitemap_index.xml").headers["ETag"]
     sqlite = clean_database.dialect.name == "sqlite"
     if sqlite:

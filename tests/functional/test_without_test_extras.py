@@ -20,16 +20,18 @@ PROGRAM = textwrap.dedent(
     from pathlib import Path
     from webob import Request
 
-    from sitemap_server import main, migrations
-    from sitemap_server.plugins import from_settings
+    from sitemap_server import migrations
+    from sitemap_server.app import make_app
+    from sitemap_server.site import Site
 
     ini = Path({ini!r})
     settings = {{
         "sqlalchemy.url": "sqlite:///" + str(ini.parent / "app.sqlite"),
         "sitemap_server.site_url": "http://no-extras.test",
     }}
-    migrations.upgrade(ini, plugins=from_settings(dict(settings)))
-    app = main({{}}, **settings)
+    site = Site(settings)
+    migrations.upgrade(ini, site.plugins)
+    app = make_app(site)
     paths = ("/sitemap_index.xml", "/page-sitemap.xml")
     answers = {{path: Request.blank(path).get_response(app) for path in paths}}
     for path, response in answers.items():

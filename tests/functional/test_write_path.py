@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 
+from sitemap_server.app import site_of_app
 from sitemap_server.hookspecs import hookimpl
 from sitemap_server.models import SitemapChange, SitemapEntry, SitemapVersion
-from sitemap_server.plugins import PLUGIN_MANAGER
 from sitemap_server.sitemaps import maintenance
 from sitemap_server.sitemaps.presence import Presence
 from sitemap_server.testing import (
@@ -130,7 +130,7 @@ def test_a_read_leaves_the_log_to_a_live_worker(app_with, api_token, clock):
     stalled the worker (issue 29, case 3). Once no worker is alive, reads apply again."""
     app, admin, reader, url = site_with_a_waiting_post(app_with, api_token)
     clock.advance(seconds=31)
-    worker = Presence(app.registry["dbengine"])
+    worker = Presence(site_of_app(app).database)
     worker.hold()
     try:
         assert url not in url_locs(reader, "/post-sitemap.xml")
@@ -188,7 +188,7 @@ class FailingListener:
 def test_a_failed_pass_keeps_the_change_for_the_next_one(wsgi_app, api, testapp, clean_database):
     testapp.get("/sitemap_index.xml")
     change = int(create_post(api, title="Kept", slug="kept").headers["Sitemap-Change"])
-    plugins = wsgi_app.registry.settings[PLUGIN_MANAGER]
+    plugins = site_of_app(wsgi_app).plugins
     listener = FailingListener()
     plugins.register(listener)
     try:
@@ -209,7 +209,7 @@ def test_a_read_never_waits_for_a_maintainer_at_work(app_with, api_token, clock)
     app, admin, reader, url = site_with_a_waiting_post(app_with, api_token)
     clock.advance(seconds=31)
 
-    sessions = app.registry["dbsession_factory"]
+    sessions = site_of_app(app).sessions
     with sessions.begin() as busy:
         assert maintenance.try_lock(busy, maintenance.MAINTAINER)  # someone at work
         assert url not in url_locs(reader, "/post-sitemap.xml")  # 200, what is stored
@@ -223,7 +223,7 @@ def test_two_maintainers_at_once_apply_each_change_once(wsgi_app, api, testapp, 
     SQLite's write lock and then finds nothing left; no change is applied twice."""
     testapp.get("/sitemap_index.xml")
     create_post(api, title="Once", slug="once")
-    sessions = wsgi_app.registry["dbsession_factory"]
+    sessions = site_of_app(wsgi_app).sessions
     version_before = stored(clean_database)[1]
     second: list[int | None] = []
 
@@ -252,7 +252,7 @@ def test_a_long_change_log_is_applied_as_one_rebuild(wsgi_app, api, testapp, cle
     post = {"type": "post", "status": "publish", "published_at": JAN}
     lines = "".join(json.dumps({"post": {**post, "title": f"P{n}"}}) + "\n" for n in range(12))
     api.post("/api/import", lines, headers={"Content-Type": "application/x-ndjson"}, status=200)
-    sessions = wsgi_app.registry["dbsession_factory"]
+    sessions = site_of_app(wsgi_app).sessions
     with sessions.begin() as session:
         assert maintenance.apply_pending(session, limit=3) == 12  # 3, then the other 9
     assert stored(clean_database)[2] == 0
@@ -278,16 +278,11 @@ def test_change_numbers_only_grow_even_after_the_log_was_emptied(api):
 
 def test_the_worker_applies_the_log_more_rarely_on_sqlite_unless_told(app_with):
     """``maintainer.poll_seconds = auto``: SQLite's passes hold its one write lock."""
-    from sitemap_server.notify.config import NotifyConfig
     from sitemap_server.notify.worker import Worker
 
     def poll(**settings: str) -> float:
-        app = app_with(**settings)
-        config = NotifyConfig.from_settings(app.registry.settings)
-        sessions = app.registry["dbsession_factory"]
-        every = app.registry.settings["sitemap_server.maintainer.poll_seconds"]
-        return Worker(sessions, config, apply_poll_seconds=every).apply_poll_seconds
+        return Worker(site_of_app(app_with(**settings))).apply_poll_seconds
 
-    sqlite = app_with().registry["dbsession_factory"].kw["bind"].dialect.name == "sqlite"
+    sqlite = site_of_app(app_with()).database.dialect.name == "sqlite"
     assert poll() == (0.5 if sqlite else 0.1)
     assert poll(**{"sitemap_server.maintainer.poll_seconds": "0.25"}) == 0.25

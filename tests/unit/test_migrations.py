@@ -16,6 +16,8 @@ from sitemap_server.models import Post, PostType, metadata
 from sitemap_server.plugins import get_plugin_manager
 
 CORE_ONLY = get_plugin_manager(load_entrypoints=False)
+# Every installed plugin: the tables of each.
+INSTALLED = get_plugin_manager()
 
 
 def differences(connection):
@@ -80,16 +82,16 @@ def versions(connection):
 def test_downgrade_to_base_then_upgrade_to_heads(scratch, ini_file):
     """The core's migrations and every installed plugin's (each its own stream)."""
     with scratch.begin() as connection:
-        migrations.upgrade(ini_file, connection=connection)
+        migrations.upgrade(ini_file, INSTALLED, connection=connection)
         assert tables(connection) == set(metadata.tables)
 
-        migrations.downgrade_all(ini_file, connection=connection)
+        migrations.downgrade_all(ini_file, INSTALLED, connection=connection)
         assert tables(connection) == set()
         assert versions(connection) == set()
 
-        migrations.upgrade(ini_file, connection=connection)
+        migrations.upgrade(ini_file, INSTALLED, connection=connection)
         assert differences(connection) == []
-        assert versions(connection) == set(migrations.current_heads(ini_file))
+        assert versions(connection) == set(migrations.current_heads(ini_file, INSTALLED))
         # The rows the migrations make come back too.
         builtin = set(connection.execute(select(PostType.name).where(PostType.builtin)).scalars())
         assert {"post", "page"} <= builtin
@@ -109,7 +111,7 @@ def stairway(config):
 def test_every_revision_downgrades_and_upgrades_again(scratch, ini_file):
     with scratch.begin() as connection:
         stairway(migrations.alembic_config(ini_file, connection=connection))
-        for stream in migrations.plugin_streams():
+        for stream in migrations.plugin_streams(INSTALLED):
             stairway(migrations.alembic_config(ini_file, connection, stream))
         assert differences(connection) == []
 
@@ -117,10 +119,10 @@ def test_every_revision_downgrades_and_upgrades_again(scratch, ini_file):
 def test_a_plugins_migrations_keep_to_their_own_version_table(scratch, ini_file):
     """Its revisions never enter the core's table: uninstalled, the core still migrates."""
     with scratch.begin() as connection:
-        migrations.upgrade(ini_file, connection=connection)
+        migrations.upgrade(ini_file, INSTALLED, connection=connection)
         core = set(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
-        assert core == set(migrations.current_heads(ini_file, plugins=CORE_ONLY))
-        migrations.upgrade(ini_file, connection=connection, plugins=CORE_ONLY)  # no error
+        assert core == set(migrations.current_heads(ini_file, CORE_ONLY))
+        migrations.upgrade(ini_file, CORE_ONLY, connection=connection)  # no error
 
 
 def test_the_test_database_was_left_alone(engine):

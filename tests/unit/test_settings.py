@@ -2,9 +2,9 @@
 
 import pytest
 
-from sitemap_server.context import AppContext
 from sitemap_server.plugins import declared_settings, get_plugin_manager
 from sitemap_server.settings import SETTINGS, SettingsError, normalize
+from sitemap_server.site import Site
 from sitemap_server.testing import PROJECT_ROOT
 
 BASE = {"sqlalchemy.url": "sqlite://", "sitemap_server.site_url": "https://example.com/"}
@@ -13,7 +13,7 @@ BASE = {"sqlalchemy.url": "sqlite://", "sitemap_server.site_url": "https://examp
 def read(settings, environ=None):
     """``settings`` as the application reads them: the core's, then its plugins' own."""
     environ = {} if environ is None else environ
-    return AppContext.from_settings(normalize(settings, environ), environ).settings
+    return Site(settings, environ).settings
 
 
 def test_defaults_are_parsed_and_site_url_loses_its_trailing_slash():

@@ -22,6 +22,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 from webtest import TestApp
 
+from sitemap_server.app import site_of_app
 from sitemap_server.models import Post
 from sitemap_server.services import posts as post_service
 from sitemap_server.testing import SITE_URL, parse_sitemap, xml_parser
@@ -1029,7 +1030,7 @@ def test_a_post_deleted_while_the_news_is_computed_is_left_out(api, testapp, clo
     deleted (and committed) between the news's read of the stored entries and its read
     of the posts used to fail the pass, and the request that ran it (500). SQLite's
     maintainer holds the database's write lock, so there no delete can come between."""
-    sessions = testapp.app.registry["dbsession_factory"]
+    sessions = site_of_app(testapp.app).sessions
     if sessions.kw["bind"].dialect.name != "postgresql":
         pytest.skip("SQLite: no write can commit while the maintainer's pass runs")
     kept = create_post(api, clock, slug="kept")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from webtest import TestApp
 
-from sitemap_server.plugins import PLUGIN_MANAGER
+from sitemap_server.app import site_of_app
 from sitemap_server.testing import (
     SITE_URL,
     X_ROBOTS_TAG,
@@ -74,10 +74,10 @@ def create_post(api: TestApp, clock: Any, slug: str, **fields: Any) -> dict[str,
 def test_the_setting_blocks_the_plugin(disabled_app, wsgi_app):
     import sitemap_server_news
 
-    disabled = disabled_app.registry.settings[PLUGIN_MANAGER]
+    disabled = site_of_app(disabled_app).plugins
     assert disabled.is_blocked("news")
     assert sitemap_server_news not in disabled.get_plugins()
-    enabled = wsgi_app.registry.settings[PLUGIN_MANAGER]
+    enabled = site_of_app(wsgi_app).plugins
     assert sitemap_server_news in enabled.get_plugins()
 
 

@@ -33,13 +33,13 @@ from sitemap_server.plugin import (
     Setting,
     clean_text,
     clean_url,
-    context_of,
     hookimpl,
     http_url,
     optional,
     parse_datetime,
     positive_float,
     send_later,
+    site_of,
     utcnow,
 )
 
@@ -174,9 +174,8 @@ def fetch_later(session: Session, videos: list[Video]) -> None:
     page, a waiting one taking the videos of this save too."""
     if not videos or session.info.get(NO_FETCH):
         return
-    [channel] = sitemap_channels(context_of(session).settings)
-    assert isinstance(channel, OEmbed)
-    if not channel.enabled:
+    channel = site_of(session).notify.channel(CHANNEL)
+    if not isinstance(channel, OEmbed) or not channel.enabled:
         return
     for video in videos:
         message = channel.message(video)

@@ -12,13 +12,11 @@ import logging
 from pyramid.paster import get_appsettings
 from sqlalchemy import select
 
-from sitemap_server.context import AppContext
+from sitemap_server.app import site_of_app
 from sitemap_server.demo import seed_demo
-from sitemap_server.models import get_session_factory
-from sitemap_server.notify.config import NotifyConfig
 from sitemap_server.notify.worker import Worker
 from sitemap_server.services import posts as post_service
-from sitemap_server.settings import normalize
+from sitemap_server.site import Site
 from sitemap_server.testing import PROJECT_ROOT, client, parse_sitemap, run_worker
 from sitemap_server_video.models import Video
 
@@ -85,7 +83,7 @@ def test_the_demo_sites_videos_are_all_listed_with_their_metadata(app_session, t
 def test_the_demo_asks_no_host_even_with_oembed_configured(
     clean_database, oembed_app, oembed_server
 ):
-    with oembed_app.registry["dbsession_factory"]() as session, session.begin():
+    with site_of_app(oembed_app).sessions() as session, session.begin():
         seed_demo(session, posts=60)
     run_worker(oembed_app)
 
@@ -101,8 +99,8 @@ def test_make_run_makes_no_network_request(clean_database, database_url, monkeyp
     monkeypatch.delenv("no_proxy", raising=False)
     # development.ini as shipped (what `make run` reads), on the test database.
     settings = dict(get_appsettings(str(PROJECT_ROOT / "development.ini")))
-    settings = dict(normalize({**settings, "sqlalchemy.url": database_url}))
-    sessions = get_session_factory(clean_database, AppContext.from_settings(settings))
+    site = Site({**settings, "sqlalchemy.url": database_url})
+    sessions = site.sessions
     caplog.set_level(logging.WARNING)
 
     with sessions() as session, session.begin():  # seed-demo
@@ -110,11 +108,12 @@ def test_make_run_makes_no_network_request(clean_database, database_url, monkeyp
     with sessions() as session, session.begin():  # a post saved through the served API
         post_service.create_post(session, SAVED_LATER)
     # The worker thread that `pserve development.ini` starts: no target, nothing to send.
-    worker = Worker(sessions, NotifyConfig.from_settings(settings))
+    worker = Worker(site)
     try:
         attempts = worker.run_once(force=True)
     finally:
         worker.close()
+        site.close()
 
     assert attempts == []
     assert caplog.records == []

@@ -17,9 +17,7 @@ import pytest
 from sqlalchemy import select
 from webtest import TestApp
 
-from sitemap_server import main
-from sitemap_server.context import CONTEXT_KEY
-from sitemap_server.models import get_session_factory
+from sitemap_server.app import main, site_of_app
 from sitemap_server.services import posts as post_service
 from sitemap_server.testing import forget_rendered, free_port, parse_sitemap, run_worker
 from sitemap_server_video.models import Video
@@ -138,7 +136,7 @@ def unreachable_app(engine, app_settings):
         },
     )
     yield app
-    app.registry["dbengine"].dispose()
+    site_of_app(app).close()
 
 
 @pytest.fixture
@@ -490,7 +488,7 @@ def test_rejected_requests_fetch_nothing(oembed_api, oembed_server, db_snapshot)
 def test_only_a_committed_save_fetches(oembed_app, oembed_server, clean_database, outcome):
     """Detection ran in the transaction (the row exists in it); only a commit fetches."""
     oembed_server.answers[VIMEO_PAGE] = VIMEO_ANSWER
-    session = get_session_factory(clean_database, oembed_app.registry[CONTEXT_KEY])()
+    session = site_of_app(oembed_app).sessions()
     try:
         post = post_service.create_post(
             session,

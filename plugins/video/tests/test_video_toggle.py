@@ -15,7 +15,7 @@ import pytest
 from lxml import etree
 from webtest import TestApp
 
-from sitemap_server.plugins import PLUGIN_MANAGER
+from sitemap_server.app import site_of_app
 from sitemap_server.testing import (
     SITE_URL,
     X_ROBOTS_TAG,
@@ -88,10 +88,10 @@ def post_with_video(api: TestApp, slug: str) -> tuple[dict[str, Any], dict[str, 
 def test_the_setting_blocks_the_plugin(disabled_app, wsgi_app):
     import sitemap_server_video
 
-    disabled = disabled_app.registry.settings[PLUGIN_MANAGER]
+    disabled = site_of_app(disabled_app).plugins
     assert disabled.is_blocked("video")
     assert sitemap_server_video not in disabled.get_plugins()
-    enabled = wsgi_app.registry.settings[PLUGIN_MANAGER]
+    enabled = site_of_app(wsgi_app).plugins
     assert sitemap_server_video in enabled.get_plugins()
 
 
