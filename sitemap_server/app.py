@@ -29,7 +29,7 @@ def make_app(site: Site) -> Router:
         config.include(".api")  # /api/*: admin REST API, its views, OpenAPI, bearer tokens
         config.include(".sitemaps")  # the sitemaps, their XSL, robots.txt, the human views
         config.include(".notify")  # the worker thread, if switched on
-        site.plugins.hook.sitemap_configure(config=config)
+        site.plugins.hook.sitemap_configure(config=config, site=site)
     return config.make_wsgi_app()
 
 

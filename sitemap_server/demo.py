@@ -22,7 +22,7 @@ from .models import Post, site_of
 from .services import authors, site, terms, types
 from .services import posts as post_service
 from .services.posts import Lookups
-from .sitemaps.changes import DEFER_CHANGES, dispatch_changes
+from .sitemaps.changes import held_back
 
 WORDS = (  # noqa: SIM905 - a sentence reads better than a column of words
     "garden river city light morning winter coffee station market harbor music library "
@@ -99,13 +99,10 @@ def seed_demo(session: Session, posts: int = 300, if_empty: bool = False) -> str
     lookups = Lookups(session)
     # One sitemap refresh at the end rather than one per post (as the bulk import does),
     # the plugins' demo content included.
-    session.info[DEFER_CHANGES] = True
-    try:
+    with held_back(session):
         _seed(session, posts, rng, now, lookups)
-        site_of(session).plugins.hook.sitemap_seed_demo(session=session)
-    finally:
-        session.info.pop(DEFER_CHANGES, None)
-    dispatch_changes(session)
+        site = site_of(session)
+        site.plugins.hook.sitemap_seed_demo(session=session, site=site)
     total = session.scalar(select(func.count()).select_from(Post))
     return f"demo site seeded: {total} posts and pages, {len(AUTHORS)} authors"
 

@@ -4,7 +4,10 @@
 A plugin is a module or object with functions marked ``@sitemap_server.hookimpl`` whose
 names are the hooks below; it is found through the ``sitemap_server`` entry-point group.
 The built-in sitemaps (post types, authors, taxonomies) are plugins too, registered
-through these same hooks. Hooks are always called with keyword arguments.
+through these same hooks. Hooks are always called with keyword arguments, and every hook
+called once the site is built is given it as ``site`` (``sitemap_server.plugin.Site``:
+its settings, plugins, database and sitemap engine), as Datasette hands ``datasette`` to
+its hooks; an implementation names only the arguments it uses.
 
 ``docs/hooks.md`` is generated from these docstrings (``python -m sitemap_server.hookspecs``);
 a test fails when a hook has no docstring, no entry in that file, or no test.
@@ -12,6 +15,8 @@ a test fails when a hook has no docstring, no entry in that file, or no test.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -23,6 +28,7 @@ if TYPE_CHECKING:
 
     from .notify.channels import Channel
     from .settings import Setting
+    from .site import Site
     from .sitemaps.changes import ContentChanges, UrlChange
     from .sitemaps.entries import Entry
     from .sitemaps.providers import Provider
@@ -33,8 +39,35 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
+# Hooks whose implementations the core calls one at a time, in pluggy's own order (to
+# chain them, or to name the plugin that answered): a wrapper there would wrap nothing.
+CALLED_ONE_BY_ONE = (
+    "sitemap_entry",
+    "sitemap_exclusion_criteria",
+    "sitemap_exclude",
+    "sitemap_migrations",
+)
+
+
+def implementations(
+    manager: pluggy.PluginManager, hook: str
+) -> Iterator[tuple[str, Callable[..., Any]]]:
+    """The implementations of ``hook`` in the order pluggy calls them (``tryfirst`` ones
+    first, then the last registered first, ``trylast`` ones last), for a caller that
+    calls them one at a time (the hooks of ``CALLED_ONE_BY_ONE``: chained, or answers
+    named after their plugin): (plugin name, a function that calls it with keyword
+    arguments, passing each the ones it names, as pluggy does)."""
+    # No wrappers: plugins.refuse_wrappers refuses them at start-up.
+    for impl in reversed(getattr(manager.hook, hook).get_hookimpls()):
+        yield impl.plugin_name, partial(_call, impl)
+
+
+def _call(impl: pluggy.HookImpl, **arguments: Any) -> Any:
+    return impl.function(*(arguments[name] for name in impl.argnames))
+
+
 @hookspec
-def sitemap_providers(session: Session) -> list[Provider]:
+def sitemap_providers(session: Session, site: Site) -> list[Provider]:
     """Return the sitemap providers this plugin contributes.
 
     Called with a session to read from whenever the set of sitemaps may have changed: in
@@ -43,6 +76,7 @@ def sitemap_providers(session: Session) -> list[Provider]:
     ``/{name}-sitemap.xml``, ``/{name}-sitemap2.xml`` … and their entries in the index.
 
     :param session: a database session (read only).
+    :param site: the site (its settings, plugins, database and sitemap engine).
     :return: a list of providers (may be empty). All results are combined.
 
     Example::
@@ -54,13 +88,14 @@ def sitemap_providers(session: Session) -> list[Provider]:
 
 
 @hookspec
-def sitemap_configure(config: Configurator) -> None:
+def sitemap_configure(config: Configurator, site: Site) -> None:
     """Let the plugin configure the Pyramid application.
 
     Called once at start-up, after the core's routes. Add routes and views (admin
     endpoints, an XSL file as a static view) here.
 
     :param config: the Pyramid ``Configurator``.
+    :param site: the site (its settings, plugins, database and sitemap engine).
 
     Example::
 
@@ -72,11 +107,12 @@ def sitemap_configure(config: Configurator) -> None:
 
 
 @hookspec
-def sitemap_xsl() -> dict[str, str]:
+def sitemap_xsl(site: Site) -> dict[str, str]:
     """Register XSL stylesheets served by the application.
 
     Called once at start-up.
 
+    :param site: the site (its settings, plugins, database and sitemap engine).
     :return: a mapping of URL path (``/video-sitemap.xsl``) to a Pyramid asset spec
         (``sitemap_server_video:static/video-sitemap.xsl``). Every path is served with
         ``X-Robots-Tag: noindex, follow``; a provider names its stylesheet by that path.
@@ -90,11 +126,12 @@ def sitemap_xsl() -> dict[str, str]:
 
 
 @hookspec
-def sitemap_namespaces() -> dict[str, str]:
+def sitemap_namespaces(site: Site) -> dict[str, str]:
     """Add XML namespaces to every ``<urlset>``.
 
     Called once at start-up.
 
+    :param site: the site (its settings, plugins, database and sitemap engine).
     :return: a mapping of prefix to namespace URI, e.g.
         ``{"video": "http://www.google.com/schemas/sitemap-video/1.1"}``.
 
@@ -107,7 +144,7 @@ def sitemap_namespaces() -> dict[str, str]:
 
 
 @hookspec
-def sitemap_exclusion_criteria(kind: str) -> list[ColumnElement[bool]]:
+def sitemap_exclusion_criteria(kind: str, site: Site) -> list[ColumnElement[bool]]:
     """Add SQL criteria that every listed row of ``kind`` must meet.
 
     Called whenever the listed-criteria of a content kind are built; the criteria are
@@ -117,6 +154,7 @@ def sitemap_exclusion_criteria(kind: str) -> list[ColumnElement[bool]]:
     plugin whose criteria leave a row out.
 
     :param kind: ``"post"``, ``"author"`` or ``"term"``.
+    :param site: the site (its settings, plugins, database and sitemap engine).
     :return: SQLAlchemy boolean expressions over the ``Post``, ``Author`` or ``Term``
         model; a row is listed only if all of them are true. All results are combined.
 
@@ -131,7 +169,7 @@ def sitemap_exclusion_criteria(kind: str) -> list[ColumnElement[bool]]:
 
 
 @hookspec(firstresult=True)
-def sitemap_exclude(kind: str, item: Any) -> bool | None:
+def sitemap_exclude(kind: str, item: Any, site: Site) -> bool | None:
     """Decide in Python whether one candidate row is left out (the slow path).
 
     Called for every candidate that passed the SQL criteria, when entries are
@@ -140,6 +178,7 @@ def sitemap_exclude(kind: str, item: Any) -> bool | None:
 
     :param kind: ``"post"``, ``"author"`` or ``"term"``.
     :param item: the candidate row (``Post``, ``Author`` or ``Term``).
+    :param site: the site (its settings, plugins, database and sitemap engine).
     :return: ``True`` to leave it out. Stops at the first non-None result.
 
     Example::
@@ -153,7 +192,7 @@ def sitemap_exclude(kind: str, item: Any) -> bool | None:
 
 
 @hookspec
-def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
+def sitemap_entry(kind: str, entry: Entry, item: Any, site: Site) -> Entry | None:
     """Change or drop one entry before it is stored.
 
     Called for each entry a provider computes, in the order pluggy calls any hook
@@ -181,6 +220,7 @@ def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
     :param entry: the entry so far (path, lastmod, images, extra, alternates).
     :param item: the row it was made from (``Post``, ``Author``, ``Term``, a plugin's own);
         ``None`` for an entry made from no row (the home page, an archive).
+    :param site: the site (its settings, plugins, database and sitemap engine).
     :return: the entry (changed or not), or ``None`` to drop it.
 
     Example::
@@ -194,17 +234,20 @@ def sitemap_entry(kind: str, entry: Entry, item: Any) -> Entry | None:
 
 
 @hookspec
-def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
+def sitemap_content_changed(session: Session, changes: ContentChanges, site: Site) -> None:
     """React to a content change, inside the writing transaction.
 
     Called after each write of the admin API, the import and the CLI, before commit, so
     whatever the plugin writes is committed or rolled back with the change itself. The core
-    uses it to record the change in the change log (``sitemap_changes``); the maintainer
+    has just recorded the change in the change log (``sitemap_changes``); the maintainer
     applies the log to the sitemaps after commit, in transactions of its own (within about
-    half a second with a worker running). Keep it cheap: it runs in every write.
+    half a second with a worker running). A plugin records a change of its own rows with
+    ``engine_of(session).record(session, posts={…})``, which calls this hook again with
+    it. Keep it cheap: it runs in every write.
 
     :param session: the writing session.
     :param changes: what changed (post, author, term ids; types; settings).
+    :param site: the site (its settings, plugins, database and sitemap engine).
 
     Example::
 
@@ -216,7 +259,9 @@ def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
 
 
 @hookspec
-def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None) -> None:
+def sitemap_changed(
+    session: Session, sitemap: str, urls: list[UrlChange] | None, site: Site
+) -> None:
     """A sitemap's content changed, inside the maintainer's transaction.
 
     Called when the maintainer, applying the change log, has refreshed a provider's
@@ -231,6 +276,7 @@ def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None
         private).
     :param urls: the absolute URLs that were added, updated or removed, or ``None`` when
         the sitemap was rebuilt as a whole without comparing them (a site-wide change).
+    :param site: the site (its settings, plugins, database and sitemap engine).
 
     Example::
 
@@ -242,7 +288,7 @@ def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None
 
 
 @hookspec
-def sitemap_seed_demo(session: Session) -> None:
+def sitemap_seed_demo(session: Session, site: Site) -> None:
     """Add this plugin's own demo content to the demo site.
 
     Called once by ``sitemap-server seed-demo``, in its transaction, after the core has
@@ -252,6 +298,7 @@ def sitemap_seed_demo(session: Session) -> None:
     work without internet: make no network request, and queue none for after the commit.
 
     :param session: the seeding session.
+    :param site: the site (its settings, plugins, database and sitemap engine).
 
     Example::
 
@@ -283,11 +330,12 @@ def sitemap_migrations() -> list[str]:
 
 
 @hookspec
-def sitemap_openapi() -> dict[str, Any]:
+def sitemap_openapi(site: Site) -> dict[str, Any]:
     """Add paths and schemas to the admin API's OpenAPI document.
 
     Called once at start-up. Requests to the added paths are validated like the core's.
 
+    :param site: the site (its settings, plugins, database and sitemap engine).
     :return: a fragment with ``paths`` and ``components`` to merge into the document.
 
     Example::
@@ -329,7 +377,7 @@ def sitemap_settings() -> list[Setting]:
 
 
 @hookspec
-def sitemap_channels(settings: dict[str, Any]) -> list[Channel]:
+def sitemap_channels(settings: dict[str, Any], site: Site) -> list[Channel]:
     """Return the notification channels this plugin contributes.
 
     Called once at start-up, and by each worker, with the normalised settings (the
@@ -344,6 +392,7 @@ def sitemap_channels(settings: dict[str, Any]) -> list[Channel]:
     cancelled.
 
     :param settings: the application's settings, typed.
+    :param site: the site (its settings, plugins, database and sitemap engine).
     :return: ``Channel`` objects with names unique across plugins.
 
     Example::
@@ -366,7 +415,10 @@ def hook_docs() -> str:
         "",
         "Implement a hook with a function of the same name marked "
         "`@hookimpl`, in a module registered under the `sitemap_server` "
-        "entry-point group. Hooks are called with keyword arguments.",
+        "entry-point group. Hooks are called with keyword arguments; every hook called "
+        "once the site is built is also given `site` (`sitemap_server.plugin.Site`: its "
+        "settings, plugins, database and sitemap engine), and an implementation names only "
+        "the arguments it uses.",
         "",
         "A plugin imports from `sitemap_server.plugin` and from nothing else of the core: "
         "that module is the plugin API (`hookimpl`, `Provider`, `Entry`, `BuildContext`, "

@@ -20,13 +20,13 @@ What it holds:
   ``MAX_LANGUAGE_TAG``), ``utcnow``, ``Links`` (permalinks of posts),
   ``home_path``, ``page_descendants``, ``site_url_of``;
 - the engine: ``engine_of(session)`` is the ``Engine`` of the site that made a
-  session: ``record`` a change, ``refresh_provider`` (rebuild one sitemap whole, when
-  what it lists depends on the plugin's own settings), ``apply``, ``catch_up``,
-  ``check``, ``explain_url`` …;
+  session: ``record`` what a write changed (the one way to: ``record(session,
+  posts={12})``; in the writing transaction, for the maintainer and the other plugins),
+  ``refresh_provider`` (rebuild one sitemap whole, when what it lists depends on the
+  plugin's own settings), ``apply``, ``catch_up``, ``check``, ``explain_url`` …;
 - the application: ``site_of(session)`` is the ``Site`` that made a session (its plugin
   manager, the ini file's site URL, every setting: a plugin reads its own there, typed;
-  its ``engine``); in a view, ``request.site``. ``context_of`` and ``AppContext`` are
-  their former names, kept for plugins written against them;
+  its ``engine``); in a view, ``request.site``;
 - settings: ``Setting`` (what ``sitemap_settings`` returns) and the parsers
   ``positive_int``, ``positive_float``, ``seconds``, ``boolean``, ``names``, ``http_url``,
   and ``optional(parse)`` for a setting that may be left empty;
@@ -38,8 +38,11 @@ What it holds:
 - the sanitizer: ``clean_text``, ``clean_url``, ``host_of``, ``normal_host``;
 - the admin API: ``api_view`` (a view checked against the OpenAPI document the plugin
   contributes), ``body``, ``path_param``, ``created``, ``no_content``, and the services'
-  helpers and errors (``changed``, ``flush``, ``get_or_404``, ``parse_datetime``,
-  ``Invalid``, ``NotFound``).
+  helpers and errors (``flush``, ``get_or_404``, ``parse_datetime``, ``Invalid``,
+  ``NotFound``);
+- former names, kept for plugins written against them: ``context_of`` and
+  ``AppContext`` (now ``site_of`` and ``Site``), ``changed(session, …)`` (now
+  ``engine_of(session).record(session, …)``).
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from .models.notifications import FAILED, SENT
 from .models.site import site_url_of
 from .notify.channels import RETRY, Burst, Channel, Message, Request, Result, send_later
 from .providers.posts import descendants as page_descendants
-from .services.common import changed, flush, get_or_404, parse_datetime
+from .services.common import flush, get_or_404, parse_datetime
 from .settings import (
     Setting,
     boolean,
@@ -70,15 +73,16 @@ from .settings import (
     seconds,
 )
 from .site import Site
-from .sitemaps.changes import ContentChanges
+from .sitemaps.changes import ContentChanges, record
 from .sitemaps.engine import Engine, engine_of
 from .sitemaps.entries import Entry
 from .sitemaps.providers import BuildContext, Provider
 from .sitemaps.xml import valid_chars, w3c
 
-# The former names of ``site_of`` and ``Site``, kept for plugins written against them.
+# Former names, kept for plugins written against them.
 context_of = site_of
 AppContext = Site
+changed = record
 
 __all__ = [
     "FAILED",

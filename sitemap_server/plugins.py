@@ -11,7 +11,7 @@ from typing import Any, Literal, TypedDict
 import pluggy
 
 from . import hookspecs
-from .hookspecs import PROJECT
+from .hookspecs import CALLED_ONE_BY_ONE, PROJECT
 from .settings import SETTINGS, Setting, SettingsError
 
 log = logging.getLogger(__name__)
@@ -21,23 +21,12 @@ DISTRIBUTION = "sitemap-server"
 
 # Built-in features register through the same hooks as external plugins.
 BUILTIN_PLUGINS = (
-    "sitemap_server.sitemaps.maintenance",
     "sitemap_server.providers.posts",
     "sitemap_server.providers.authors",
     "sitemap_server.providers.taxonomies",
     "sitemap_server.notify.outbox",
     "sitemap_server.notify.ping",
     "sitemap_server.notify.indexnow",
-)
-
-
-# Hooks whose implementations the core calls one at a time, in pluggy's own order (to
-# chain them, or to name the plugin that answered): a wrapper there would wrap nothing.
-CALLED_ONE_BY_ONE = (
-    "sitemap_entry",
-    "sitemap_exclusion_criteria",
-    "sitemap_exclude",
-    "sitemap_migrations",
 )
 
 

@@ -92,10 +92,11 @@ class Site:
         self.document_settings: Mapping[str, Any] = {
             s.name: parsed.get(s.name) for s in declared if s.documents
         }
-        self.notify = NotifyConfig.of_site(self)
         self.database: DatabaseEngine = get_engine(parsed)
         self.sessions: sessionmaker[Session] = get_session_factory(self.database, self)
         self.engine = Engine(self)
+        # Last: the plugins' channels are given the site, whole but for them.
+        self.notify = NotifyConfig.of_site(self)
         # The worker thread of the web process, when ``notify.worker_thread`` starts one.
         self.worker_thread: WorkerThread | None = None
 
@@ -132,7 +133,7 @@ class Site:
         """The XML namespaces of a ``urlset``: the core's and the plugins'
         (``sitemap_namespaces``), as attributes."""
         namespaces = {"xmlns:image": IMAGE_NS, "xmlns:xhtml": XHTML_NS}
-        for extra in self.plugins.hook.sitemap_namespaces():
+        for extra in self.plugins.hook.sitemap_namespaces(site=self):
             namespaces.update({f"xmlns:{prefix}": uri for prefix, uri in extra.items()})
         return namespaces
 
@@ -141,7 +142,7 @@ class Site:
         """The path of each stylesheet → its asset: the core's and the plugins'
         (``sitemap_xsl``)."""
         files = {MAIN_XSL: "sitemap_server:static/main-sitemap.xsl"}
-        for extra in self.plugins.hook.sitemap_xsl():
+        for extra in self.plugins.hook.sitemap_xsl(site=self):
             files.update(extra)
         return files
 
@@ -156,7 +157,7 @@ class Site:
     def openapi(self) -> OpenAPI:
         """The admin API's OpenAPI document, the plugins' paths (``sitemap_openapi``) in it,
         and the validator of requests and responses against it."""
-        return OpenAPI(build_spec(self.plugins.hook.sitemap_openapi()))
+        return OpenAPI(build_spec(self.plugins.hook.sitemap_openapi(site=self)))
 
     @cached_property
     def import_validator(self) -> Any:

@@ -11,7 +11,7 @@ from pyramid.response import Response
 
 from ..errors import problem
 from ..models import SITE_KEY
-from ..sitemaps.changes import LAST_CHANGE
+from ..sitemaps.changes import WRITES
 from .auth import BearerTokenSecurityPolicy
 
 # Route name -> pattern (the paths of openapi.yaml). The methods each path takes are the
@@ -65,7 +65,8 @@ def change_header_tween_factory(handler: Callable[[Request], Response], registry
         response = handler(request)
         session = request.__dict__.get("dbsession")  # only if the request used one
         if session is not None and response.status_code < 400:
-            change = session.info.get(LAST_CHANGE)
+            writes = session.info.get(WRITES)
+            change = writes.last_change if writes is not None else None
             if change is not None:
                 response.headers["Sitemap-Change"] = str(change)
         return response

@@ -19,14 +19,17 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pluggy
 from sqlalchemy import BindParameter, ColumnElement, and_, or_, select
 
+from ..hookspecs import implementations
 from ..models import Author, Post, PostType, Robots, SitemapEntry, Taxonomy, Term
 from ..models.content import LISTED_STATUSES, MAX_URL_LENGTH
 from ..models.site import ExcludedPost, SiteSettings
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +71,13 @@ class Rule:
         return Exclusion(self.name, self.requirement, self.reason(item))
 
 
-def _plugin_rules(plugins: pluggy.PluginManager, kind: str) -> list[Rule]:
+def _plugin_rules(site: Site, kind: str) -> list[Rule]:
     """One rule per plugin whose ``sitemap_exclusion_criteria`` has criteria for ``kind``,
     asked in the order pluggy calls them."""
     rules = []
-    # No wrappers: plugins.refuse_wrappers refuses them at start-up.
-    for impl in reversed(plugins.hook.sitemap_exclusion_criteria.get_hookimpls()):
-        arguments = {"kind": kind}
-        found: Any = impl.function(*(arguments[name] for name in impl.argnames))
+    for name, call in implementations(site.plugins, "sitemap_exclusion_criteria"):
+        found = call(kind=kind, site=site)
         if found:
-            name = impl.plugin_name
             rules.append(
                 Rule(PLUGIN_RULE.format(name), PLUGIN_REQUIREMENT, and_(*found), _left_out_by(name))
             )
@@ -104,7 +104,7 @@ def _scheduled(post: Post) -> str:
     return f"it is dated in the future: scheduled until {post.published_at.isoformat()}"
 
 
-def post_rules(plugins: pluggy.PluginManager, post_type: PostType, now: datetime) -> list[Rule]:
+def post_rules(site: Site, post_type: PostType, now: datetime) -> list[Rule]:
     """S-201: what a post of ``post_type`` must be to be listed (before the URL checks)."""
     rules = [
         Rule(
@@ -155,16 +155,14 @@ def post_rules(plugins: pluggy.PluginManager, post_type: PostType, now: datetime
             lambda post: "its id is in the site's excluded posts (settings: excluded_post_ids)",
         ),
         Rule("scheduled", "S-201", Post.published_at <= now, _scheduled),
-        *_plugin_rules(plugins, "post"),
+        *_plugin_rules(site, "post"),
     ]
     return rules
 
 
-def post_criteria(
-    plugins: pluggy.PluginManager, post_type: PostType, now: datetime
-) -> ColumnElement[bool]:
+def post_criteria(site: Site, post_type: PostType, now: datetime) -> ColumnElement[bool]:
     """S-201: the posts of ``post_type`` that may be listed (before the URL checks)."""
-    return and_(Post.type == post_type.name, criteria(post_rules(plugins, post_type, now)))
+    return and_(Post.type == post_type.name, criteria(post_rules(site, post_type, now)))
 
 
 def post_type_rules() -> list[Rule]:
@@ -211,7 +209,7 @@ def author_sitemap_exclusion(settings: SiteSettings) -> Exclusion | None:
     )
 
 
-def author_rules(plugins: pluggy.PluginManager) -> list[Rule]:
+def author_rules(site: Site) -> list[Rule]:
     """S-202 (the part about the author; the listed-post part is ``listed_post_entry``)."""
     return [
         Rule(
@@ -220,24 +218,24 @@ def author_rules(plugins: pluggy.PluginManager) -> list[Rule]:
             Author.noindex.is_(False),
             lambda author: "its author archive is noindexed",
         ),
-        *_plugin_rules(plugins, "author"),
+        *_plugin_rules(site, "author"),
     ]
 
 
-def author_criteria(plugins: pluggy.PluginManager) -> ColumnElement[bool]:
-    return criteria(author_rules(plugins))
+def author_criteria(site: Site) -> ColumnElement[bool]:
+    return criteria(author_rules(site))
 
 
-def term_rules(plugins: pluggy.PluginManager) -> list[Rule]:
+def term_rules(site: Site) -> list[Rule]:
     """S-203 (the term's own flags; the listed-post part is ``listed_post_entry``)."""
     return [
         Rule("term_noindex", "S-203", Term.noindex.is_(False), lambda term: "it is noindexed"),
-        *_plugin_rules(plugins, "term"),
+        *_plugin_rules(site, "term"),
     ]
 
 
-def term_criteria(plugins: pluggy.PluginManager) -> ColumnElement[bool]:
-    return criteria(term_rules(plugins))
+def term_criteria(site: Site) -> ColumnElement[bool]:
+    return criteria(term_rules(site))
 
 
 def listed_post_entry(
@@ -267,29 +265,25 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-def vetoing_plugin(plugins: pluggy.PluginManager, kind: str, item: Any) -> str | None:
+def vetoing_plugin(site: Site, kind: str, item: Any) -> str | None:
     """The plugin whose ``sitemap_exclude`` leaves ``item`` out, or None.
 
     The implementations are asked as pluggy asks them (``firstresult``: the first answer
     that is not None decides), one by one so that the answer can name its plugin.
     """
-    # No wrappers: plugins.refuse_wrappers refuses them at start-up.
-    for impl in reversed(plugins.hook.sitemap_exclude.get_hookimpls()):
-        arguments = {"kind": kind, "item": item}
-        result = impl.function(*(arguments[name] for name in impl.argnames))
+    for name, call in implementations(site.plugins, "sitemap_exclude"):
+        result = call(kind=kind, item=item, site=site)
         if result is not None:
-            return impl.plugin_name if result else None
+            return name if result else None
     return None
 
 
-def excluded_by_plugins(plugins: pluggy.PluginManager, kind: str, item: Any) -> bool:
+def excluded_by_plugins(site: Site, kind: str, item: Any) -> bool:
     """The slow path: a plugin's ``sitemap_exclude`` said so."""
-    return vetoing_plugin(plugins, kind, item) is not None
+    return vetoing_plugin(site, kind, item) is not None
 
 
-def candidate_exclusions(
-    plugins: pluggy.PluginManager, kind: str, item: Any, url: str | None
-) -> Iterator[Exclusion]:
+def candidate_exclusions(site: Site, kind: str, item: Any, url: str | None) -> Iterator[Exclusion]:
     """What leaves out a row that met the SQL rules, checked on its ``url`` (None: no URL
     checks, as for authors) and by the plugins' vetoes, in this order and lazily: a
     provider stops at the first, ``explain`` takes them all."""
@@ -304,6 +298,6 @@ def candidate_exclusions(
         problem = url_problem(url)
         if problem:
             yield Exclusion(URL_RULE, "S-208", f"its URL is {problem}")
-    plugin = vetoing_plugin(plugins, kind, item)
+    plugin = vetoing_plugin(site, kind, item)
     if plugin is not None:
         yield plugin_exclusion(plugin, "leaves it out (its sitemap_exclude)")

@@ -14,12 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from alembic.util import coerce_resource_to_filename
+
+from ..hookspecs import implementations
 
 if TYPE_CHECKING:
     import pluggy
@@ -74,12 +76,11 @@ def plugin_streams(plugins: pluggy.PluginManager) -> list[Stream]:
     """The migrations of the plugins ``plugins`` loaded (``sitemap_migrations``), one
     stream per plugin (a site's: ``Site.plugins``)."""
     found = []
-    for impl in plugins.hook.sitemap_migrations.get_hookimpls():
-        returned = cast(list[str], impl.function())
-        directories = tuple(dict.fromkeys(str(Path(d).resolve()) for d in returned))
+    for plugin, call in implementations(plugins, "sitemap_migrations"):
+        directories = tuple(dict.fromkeys(str(Path(d).resolve()) for d in call()))
         if directories:
-            table = "alembic_version_" + re.sub(r"[^a-z0-9]+", "_", impl.plugin_name.lower())
-            found.append(Stream(impl.plugin_name, table, directories))
+            table = "alembic_version_" + re.sub(r"[^a-z0-9]+", "_", plugin.lower())
+            found.append(Stream(plugin, table, directories))
     return found
 
 

@@ -203,11 +203,9 @@ def _hold_site_wide(session: Session, instance: Any) -> None:
         session.info.setdefault("held", set()).add(instance)
 
 
-def get_tm_session(
-    session_factory: sessionmaker[Session], transaction_manager: Any, request: Request | None = None
-) -> Session:
+def get_tm_session(session_factory: sessionmaker[Session], transaction_manager: Any) -> Session:
     """A session joined to ``transaction_manager``: committed or aborted with it."""
-    dbsession = session_factory(info={"request": request})
+    dbsession = session_factory()
     zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
     return dbsession
 
@@ -228,7 +226,7 @@ def includeme(config: Configurator) -> None:
         # Tests may hand in their own session through the environ.
         session = request.environ.get("app.dbsession")
         if session is None:
-            session = get_tm_session(session_factory, request.tm, request=request)
+            session = get_tm_session(session_factory, request.tm)
         return session
 
     config.add_request_method(dbsession, reify=True)

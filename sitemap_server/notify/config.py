@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import pluggy
 from sqlalchemy.orm import Session
 
 from ..models import SITE_KEY
@@ -51,7 +49,7 @@ class NotifyConfig:
             return setting_value(site.settings, f"sitemap_server.{name}")
 
         return cls(
-            channels=channels_of(site.settings, site.plugins),
+            channels=channels_of(site),
             quiet=timedelta(seconds=get("notify.quiet_seconds")),
             max_delay=timedelta(seconds=get("notify.max_delay_seconds")),
             timeout=get("notify.timeout_seconds"),
@@ -70,10 +68,10 @@ class NotifyConfig:
         return None if site is None else site.notify
 
 
-def channels_of(settings: Mapping[str, Any], plugins: pluggy.PluginManager) -> tuple[Channel, ...]:
-    """The channels of ``plugins`` (``sitemap_channels``), checked."""
+def channels_of(site: Site) -> tuple[Channel, ...]:
+    """The channels of ``site``'s plugins (``sitemap_channels``), checked."""
     found: dict[str, Channel] = {}
-    for result in plugins.hook.sitemap_channels(settings=settings):
+    for result in site.plugins.hook.sitemap_channels(settings=site.settings, site=site):
         for channel in result:
             name = channel.name
             if not name or len(name) > MAX_NAME_LENGTH:

@@ -55,7 +55,7 @@ class AuthorProvider(Provider):
             select(Author, newest_post)
             .join(Post, Post.author_id == Author.id)
             .join(SitemapEntry, eligibility.listed_post_entry(Post.id, ctx.post_providers))
-            .where(eligibility.author_criteria(ctx.plugins))
+            .where(eligibility.author_criteria(ctx.site))
             .group_by(Author.id)
             .order_by(Author.id)
         )
@@ -73,7 +73,7 @@ class AuthorProvider(Provider):
                     found += [(author, date) for author, date in rows]
                 found.sort(key=lambda row: row[0].id)
             for author, lastmod in found:
-                if eligibility.excluded_by_plugins(ctx.plugins, "author", author):
+                if eligibility.excluded_by_plugins(ctx.site, "author", author):
                     continue
                 yield Entry(
                     key=author.id,
@@ -103,6 +103,6 @@ class AuthorProvider(Provider):
         if not known:
             return []
         query = select(Author).where(
-            Author.id.in_(sorted(known)), eligibility.author_criteria(ctx.plugins)
+            Author.id.in_(sorted(known)), eligibility.author_criteria(ctx.site)
         )
         return [(author, known[author.id]) for author in ctx.session.scalars(query)]

@@ -126,7 +126,7 @@ class PostTypeProvider(Provider):
         return self.name == ("page" if static else "post")
 
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
-        criteria = eligibility.post_criteria(ctx.plugins, self._type, ctx.now)
+        criteria = eligibility.post_criteria(ctx.site, self._type, ctx.now)
         batches = [None] if keys is None else list(chunks(sorted(keys)))
         for batch in batches:
             query = self._listed(criteria).order_by(Post.id)
@@ -151,7 +151,7 @@ class PostTypeProvider(Provider):
         if is_static_front_page(ctx.settings, post.id):
             return None
         url = ctx.links.post(post)
-        excluded = next(eligibility.candidate_exclusions(ctx.plugins, "post", post, url), None)
+        excluded = next(eligibility.candidate_exclusions(ctx.site, "post", post, url), None)
         if excluded is None:
             return url
         if excluded.rule == eligibility.URL_RULE and not quiet:

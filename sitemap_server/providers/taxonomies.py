@@ -143,7 +143,7 @@ class TaxonomyProvider(Provider):
             children.setdefault(parent, []).append(term_id)
         query = (
             select(Term)
-            .where(Term.taxonomy == self.name, eligibility.term_criteria(ctx.plugins))
+            .where(Term.taxonomy == self.name, eligibility.term_criteria(ctx.site))
             .order_by(Term.id)
         )
         batches = [None] if keys is None else list(chunks(sorted(keys)))
@@ -239,7 +239,7 @@ class TaxonomyProvider(Provider):
     def _allowed(self, ctx: BuildContext, term: Term, url: str, warn: bool) -> bool:
         """Whether ``term``, which has a listed post, is listed (no exclusion leaves it
         out)."""
-        excluded = next(eligibility.candidate_exclusions(ctx.plugins, "term", term, url), None)
+        excluded = next(eligibility.candidate_exclusions(ctx.site, "term", term, url), None)
         if excluded is not None:
             if excluded.rule == eligibility.URL_RULE and warn:
                 log.warning("term %s left out of the sitemap: %s", term.id, excluded.reason)

@@ -12,10 +12,10 @@ from ..errors import Conflict
 from ..models import Author, Post
 from .common import (
     apply,
-    changed,
     ensure_free,
     flush,
     get_or_404,
+    record,
     with_normal_slug,
 )
 from .ids import use_explicit_id
@@ -42,7 +42,7 @@ def create_author(session: Session, data: dict[str, Any]) -> Author:
     session.add(author)
     flush(session, "author")
     object_urls.hold(session, [_url(author)], "slug", written={("author", author.id)})
-    changed(session, authors={author.id})
+    record(session, authors={author.id})
     return author
 
 
@@ -54,7 +54,7 @@ def update_author(session: Session, author: Author, data: dict[str, Any]) -> Aut
     flush(session, "author")
     if "slug" in data:
         object_urls.hold(session, [_url(author)], "slug", written={("author", author.id)})
-    changed(session, authors={author.id})
+    record(session, authors={author.id})
     return author
 
 
@@ -67,4 +67,4 @@ def delete_author(session: Session, author: Author) -> None:
     session.delete(author)
     flush(session, "author")
     object_urls.release(session, "author", {author.id})
-    changed(session, authors={author.id})
+    record(session, authors={author.id})

@@ -17,8 +17,8 @@ from ..content.slugs import normal_slug, unique_slug
 from ..errors import Conflict, Invalid, NotFound, logged
 from ..models import hold_lock, take_write_lock
 from ..models.meta import utcnow
-from ..sitemaps.changes import DEFER_CHANGES
-from ..sitemaps.changes import changed as changed
+from ..sitemaps.changes import holding_back
+from ..sitemaps.changes import record as record
 from .ids import allocating_ids, assign_free_ids, check_allocated_ids, sync_sequences
 
 T = TypeVar("T")
@@ -214,7 +214,7 @@ def lock_slugs(session: Session, table: str, scope: str) -> None:
     Not in a bulk write (an import, the demo): the lock would be held to its end, and
     every create of the API would wait for all of it. When both then choose one slug, a
     request that stores it second takes the next free one; an import, a 409 (as before)."""
-    if not session.info.get(DEFER_CHANGES):
+    if not holding_back(session):
         hold_lock(session, f"slugs {table} {scope}")
 
 

@@ -23,7 +23,7 @@ from ..content import object_urls
 from ..content.slugs import normal_slug
 from ..errors import FieldProblem, Invalid, ServiceError
 from ..models import Post
-from ..sitemaps.changes import DEFER_CHANGES, dispatch_changes, record
+from ..sitemaps.changes import held_back, record
 from . import authors, terms, types
 from .decoding import NotJSON, NotUTF8, decode_json, text_problems
 from .ids import note_explicit_ids, sync_sequences
@@ -104,7 +104,6 @@ class _PostBatch:
             authors={row["author_id"] for row in rows},
             terms={term for term_ids in links for term in term_ids},
         )
-        dispatch_changes(self.session)
         self.report.created["post"] += len(rows)
         self.pending.clear()
         if self.report.created["post"] >= self.next_statistics:
@@ -142,12 +141,8 @@ def import_lines(
     posts = _PostBatch(session, lookups, report)
     # The sitemaps are brought up to date once, at the end: nobody can see the state
     # between two lines, and one refresh of many keys is far cheaper than many of one.
-    session.info[DEFER_CHANGES] = True
-    try:
+    with held_back(session):
         _import(session, lines, validate, progress, report, lookups, posts)
-    finally:
-        session.info.pop(DEFER_CHANGES, None)
-    dispatch_changes(session)
     return report
 
 

@@ -22,13 +22,12 @@ from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, pos
 from ..models.meta import utcnow
 from ..models.site import ExcludedPost
 from ..providers.posts import descendants
-from ..sitemaps.changes import record
+from ..sitemaps.changes import note
 from . import common
 from .common import (
     add_with_free_slug,
     among_ancestors,
     apply,
-    changed,
     flush,
     get_or_404,
     lock_parents,
@@ -36,6 +35,7 @@ from .common import (
     normal_site_path,
     parse_datetime,
     parse_modified,
+    record,
     with_normal_slug,
 )
 from .ids import (
@@ -349,7 +349,7 @@ def create_post(session: Session, data: dict[str, Any], lookups: Lookups | None 
         taken = _slug_taken(session, post.type, post.parent_id)
         add_with_free_slug(session, post, "post", base_slug(data), taken)
     hold_urls(session, post, "path" if post.path else "slug")
-    changed(session, posts={post.id}, authors={post.author_id}, terms=set(term_ids))
+    record(session, posts={post.id}, authors={post.author_id}, terms=set(term_ids))
     return post
 
 
@@ -372,7 +372,7 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     translations = (
         set() if post.translation_group is None else group_members(session, Post.type, {post.id})
     )
-    record(
+    note(
         session,
         posts=translations | {post.id},
         authors={post.author_id},
@@ -430,7 +430,7 @@ def update_post(session: Session, post: Post, data: dict[str, Any]) -> Post:
     # this write moves; other posts' URLs move only with the URL's fields.
     if url_field is not None or post.published_at is None:
         hold_urls(session, post, url_field, moved)
-    changed(session, posts={post.id}, authors={post.author_id}, terms={t.id for t in post.terms})
+    record(session, posts={post.id}, authors={post.author_id}, terms={t.id for t in post.terms})
     return post
 
 
@@ -438,7 +438,7 @@ def delete_post(session: Session, post: Post) -> None:
     """Children move up to the post's parent; settings that named the post are cleared."""
     # The children's URLs lose the post's slug: they (and their descendants) move too.
     children = set(session.scalars(select(Post.id).where(Post.parent_id == post.id)))
-    record(
+    note(
         session,
         posts={post.id, *children} | group_members(session, Post.type, {post.id}),
         authors={post.author_id},
@@ -463,7 +463,7 @@ def delete_post(session: Session, post: Post) -> None:
     if children:
         moved = children | descendants(session, children)
         object_urls.hold(session, object_urls.post_urls(session, ids=moved))
-    changed(session)
+    record(session)
 
 
 def _check_children_can_move_up(session: Session, post: Post) -> None:

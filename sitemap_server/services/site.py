@@ -11,7 +11,7 @@ from ..batches import chunks
 from ..errors import Invalid
 from ..models import Post, SiteSettings, post_terms
 from ..models.site import MAX_EXCLUDED_POSTS, ExcludedPost, excluded_post_ids, get_settings
-from .common import apply, changed, flush, get_or_404
+from .common import apply, flush, get_or_404, record
 
 # Ids are 32-bit integers (the API's Id); a larger one names no post.
 MAX_ID = 2**31 - 1
@@ -77,9 +77,9 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     # (entries hold paths, so a new site URL changes none of them).
     whole_site = not settings.private and bool({"private", "site_url"} & altered)
     if altered & ENTRY_FIELDS:
-        changed(session, everything=True, whole_site=whole_site)
+        record(session, everything=True, whole_site=whole_site)
     elif altered:
-        changed(session, site=True, whole_site=whole_site)  # privacy, title: no entry moves
+        record(session, site=True, whole_site=whole_site)  # privacy, title: no entry moves
     return settings
 
 
@@ -121,7 +121,7 @@ def _exclude_posts(session: Session, wanted: set[int]) -> None:
         linked = select(post_terms.c.term_id).where(post_terms.c.post_id.in_(batch))
         terms.update(session.scalars(linked))
     if posts:
-        changed(session, posts=posts, authors=authors, terms=terms)
+        record(session, posts=posts, authors=authors, terms=terms)
 
 
 # Settings that change what the entries say (URLs, images, the home page, page size, and

@@ -14,18 +14,18 @@ from ..content.translations import group_members
 from ..errors import Invalid
 from ..models import SiteSettings, Taxonomy, Term, post_terms
 from ..providers.taxonomies import term_subtree
-from ..sitemaps.changes import record
+from ..sitemaps.changes import note
 from .common import (
     add_with_free_slug,
     among_ancestors,
     apply,
-    changed,
     check_translation,
     ensure_free,
     flush,
     get_or_404,
     lock_parents,
     lock_slugs,
+    record,
     require_reference,
     with_normal_slug,
 )
@@ -108,7 +108,7 @@ def create_term(session: Session, data: dict[str, Any]) -> Term:
         add_with_free_slug(session, term, "term", base, _slug_taken(session, taxonomy.name))
     url = object_urls.url_of("term", term.id, Links(session, "").term_path(term))
     object_urls.hold(session, [url], "slug", written={("term", term.id)})
-    changed(session, terms={term.id})
+    record(session, terms={term.id})
     return term
 
 
@@ -120,7 +120,7 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
         # lock, and each would wait for the other.
         lock_parents(session, "terms", term.taxonomy)
     # The translations that named it change too (S-405).
-    record(
+    note(
         session,
         terms={term.id, term.parent_id} | group_members(session, Term.taxonomy, {term.id}),
     )
@@ -147,7 +147,7 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
         field = "slug" if "slug" in data else "parent"
         urls = object_urls.term_urls(session, ids=moved)
         object_urls.hold(session, urls, field, written={("term", term.id)})
-    changed(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
+    record(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
     return term
 
 
@@ -159,7 +159,7 @@ def delete_term(session: Session, term: Term) -> None:
     linked = set(
         session.scalars(select(post_terms.c.post_id).where(post_terms.c.term_id == term.id))
     )
-    record(
+    note(
         session,
         terms={term.id, term.parent_id, *children}
         | group_members(session, Term.taxonomy, {term.id}),
@@ -173,4 +173,4 @@ def delete_term(session: Session, term: Term) -> None:
     object_urls.release(session, "term", {term.id})
     if moved:
         object_urls.hold(session, object_urls.term_urls(session, ids=moved))
-    changed(session)
+    record(session)

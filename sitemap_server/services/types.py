@@ -12,7 +12,7 @@ from ..content import object_urls
 from ..content.permalinks import pattern_problem
 from ..errors import Conflict, Invalid
 from ..models import Post, PostType, Taxonomy, Term
-from .common import apply, changed, ensure_free, flush, get_or_404, normal_site_path
+from .common import apply, ensure_free, flush, get_or_404, normal_site_path, record
 
 POST_TYPE_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_path")
 TAXONOMY_FIELDS = ("label", "public", "noindex", "hierarchical", "archive_base")
@@ -50,7 +50,7 @@ def create_post_type(session: Session, data: dict[str, Any]) -> PostType:
     session.add(post_type)
     flush(session, "post type")
     # A new type has no posts: its own sitemap (its archive, if any) is all that changes.
-    changed(session, providers={post_type.name}, site=True)
+    record(session, providers={post_type.name}, site=True)
     return post_type
 
 
@@ -85,7 +85,7 @@ def delete_post_type(session: Session, post_type: PostType) -> None:
         raise Conflict(f"post type {post_type.name!r} still has {count} posts")
     session.delete(post_type)
     flush(session, "post type")
-    changed(session, providers={post_type.name}, site=True)  # it had no posts
+    record(session, providers={post_type.name}, site=True)  # it had no posts
 
 
 def get_taxonomy(
@@ -107,7 +107,7 @@ def create_taxonomy(session: Session, data: dict[str, Any]) -> Taxonomy:
     )
     session.add(taxonomy)
     flush(session, "taxonomy")
-    changed(session, providers={taxonomy.name}, site=True)  # no terms yet
+    record(session, providers={taxonomy.name}, site=True)  # no terms yet
     return taxonomy
 
 
@@ -138,7 +138,7 @@ def delete_taxonomy(session: Session, taxonomy: Taxonomy) -> None:
         raise Conflict(f"taxonomy {taxonomy.name!r} still has {count} terms")
     session.delete(taxonomy)
     flush(session, "taxonomy")
-    changed(session, providers={taxonomy.name}, site=True)  # it had no terms
+    record(session, providers={taxonomy.name}, site=True)  # it had no terms
 
 
 def _free_archive(session: Session, path: str | None, own_type: str) -> str | None:
@@ -169,8 +169,8 @@ def _changed_type(
     if not altered:
         return
     if altered <= {"label"}:
-        changed(session, site=True)
+        record(session, site=True)
     elif altered <= {"label", *own}:
-        changed(session, providers={name}, site=True)
+        record(session, providers={name}, site=True)
     else:
-        changed(session, everything=True)
+        record(session, everything=True)

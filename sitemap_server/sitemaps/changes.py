@@ -1,9 +1,16 @@
-"""What a write changed: collected during its transaction, handed to the hooks, and
-recorded in the change log (``sitemap_changes``) that the maintainer applies."""
+"""What a write changed: collected during its transaction, recorded in the change log
+(``sitemap_changes``) that the maintainer applies, and handed to the plugins.
+
+``record`` is the one verb for it, whoever writes (the services, a plugin through
+``Engine.record``); ``note`` collects what a write is about to change before it changes
+it (the author and terms a post leaves), for the ``record`` that follows; ``held_back``
+holds every change of a bulk write (an import, the demo) until it ends. What a session
+collects lives in one object on it (``Writes``), under one key."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
@@ -13,8 +20,6 @@ from sqlalchemy.orm import Session
 
 from ..models import SitemapChange, site_of
 from ..models.meta import utcnow
-
-PENDING = "sitemap_server.pending_changes"
 
 
 @dataclass
@@ -51,7 +56,29 @@ class ContentChanges:
         self.providers |= other.providers
 
 
-def record(
+@dataclass
+class Writes:
+    """What one session's writes changed: collected until they are recorded, held back
+    during a bulk write, and the number of the last change-log row it wrote."""
+
+    pending: ContentChanges = field(default_factory=ContentChanges)
+    held_back: bool = False
+    last_change: int | None = None
+
+
+# Where a session's ``info`` holds its ``Writes``.
+WRITES = "sitemap_server.writes"
+
+
+def writes_of(session: Session) -> Writes:
+    """The ``Writes`` of ``session`` (made with its first write)."""
+    found: Writes | None = session.info.get(WRITES)
+    if found is None:
+        found = session.info[WRITES] = Writes()
+    return found
+
+
+def note(
     session: Session,
     *,
     posts: set[int] | set[int | None] | None = None,
@@ -62,9 +89,10 @@ def record(
     whole_site: bool = False,
     providers: set[str] | None = None,
 ) -> None:
-    """Note a change; it is handed to ``sitemap_content_changed`` at the next service flush."""
-    pending: ContentChanges = session.info.setdefault(PENDING, ContentChanges())
-    pending.merge(
+    """Collect a change without recording it yet: what a write is about to change before
+    it changes it (a post's author and terms before a PATCH moves it); the next
+    ``record`` of the session records it too."""
+    writes_of(session).pending.merge(
         ContentChanges(
             posts={p for p in posts or () if p is not None},
             authors={a for a in authors or () if a is not None},
@@ -77,33 +105,42 @@ def record(
     )
 
 
-def take(session: Session) -> ContentChanges:
-    return session.info.pop(PENDING, None) or ContentChanges()
-
-
-def changed(session: Session, **what: Any) -> None:
-    """Record what a write changed (``record``) and run ``sitemap_content_changed`` now
-    (``dispatch_changes``): what every write does, through the services or the engine."""
-    record(session, **what)
-    dispatch_changes(session)
-
-
-# session.info: set while a bulk write (an import, the demo) holds its changes back.
-DEFER_CHANGES = "sitemap_server.defer_changes"
-
-
-def dispatch_changes(session: Session) -> None:
-    """Hand what changed to ``sitemap_content_changed``, in this same transaction.
-
-    While ``session.info[DEFER_CHANGES]`` is set (a bulk import), changes accumulate and
-    are handed over once, when the caller dispatches after clearing it.
-    """
-    if session.info.get(DEFER_CHANGES):
+def record(session: Session, **what: Any) -> None:
+    """Record what a write changed, in its transaction: ``posts``, ``authors``, ``terms``
+    (ids), ``providers`` (names of sitemaps to rebuild whole), ``site`` (site-wide answers
+    changed), ``whole_site``, ``everything``; with what was ``note``d before. It goes to
+    the change log, which the maintainer applies after commit, and to the plugins'
+    ``sitemap_content_changed``, now. In a bulk write (``held_back``), once, at its end."""
+    note(session, **what)
+    writes = writes_of(session)
+    if writes.held_back:
         return
-    changes = take(session)
+    changes, writes.pending = writes.pending, ContentChanges()
     if changes:
-        site_of(session).plugins.hook.sitemap_content_changed(session=session, changes=changes)
+        log(session, changes)
+        site = site_of(session)
+        site.plugins.hook.sitemap_content_changed(session=session, changes=changes, site=site)
         session.flush()
+
+
+@contextmanager
+def held_back(session: Session) -> Iterator[None]:
+    """Hold back what the block records and record it all at once when it ends: one
+    refresh of many keys is far cheaper than many of one, and nobody can see the state in
+    between (an import, the demo are one transaction). Nothing is recorded if it fails."""
+    writes = writes_of(session)
+    writes.held_back = True
+    try:
+        yield
+    finally:
+        writes.held_back = False
+    record(session)
+
+
+def holding_back(session: Session) -> bool:
+    """Whether ``session`` is in a bulk write (``held_back``)."""
+    writes: Writes | None = session.info.get(WRITES)
+    return writes is not None and writes.held_back
 
 
 @dataclass(frozen=True)
@@ -157,14 +194,11 @@ NEWEST_NUMBER_POSTGRESQL = text(
 )
 NEWEST_NUMBER_SQLITE = text("SELECT seq FROM sqlite_sequence WHERE name = 'sitemap_changes'")
 
-# session.info: the number of the last change-log row this session recorded.
-LAST_CHANGE = "sitemap_server.last_change"
-
 
 def log(session: Session, changes: ContentChanges) -> None:
     """Record ``changes`` in the change log, in the writing transaction (one multi-row
-    insert per 10,000 rows); the number of the last row is kept in ``session.info``
-    (``LAST_CHANGE``), for the API to give the client (``Sitemap-Change``)."""
+    insert per 10,000 rows); the number of the last row is kept in the session's
+    ``Writes``, for the API to give the client (``Sitemap-Change``)."""
     now = utcnow()
     rows: list[dict[str, Any]] = [
         {"recorded_at": now, "kind": flag, "object_id": None, "provider": None}
@@ -182,7 +216,8 @@ def log(session: Session, changes: ContentChanges) -> None:
         )
     for start in range(0, len(rows), LOG_BATCH):
         numbers = session.scalars(RECORD, rows[start : start + LOG_BATCH]).all()
-        session.info[LAST_CHANGE] = max([*numbers, session.info.get(LAST_CHANGE, 0)])
+        writes = writes_of(session)
+        writes.last_change = max([*numbers, writes.last_change or 0])
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,7 @@ def parent_cycles(parent_of: dict[int, int | None]) -> list[list[int]]:
 
 
 def _duplicate_urls(session: Session) -> Iterable[Difference]:
-    providers = all_providers(session, site_of(session).plugins)
+    providers = all_providers(session, site_of(session))
     owners = [p.name for p in providers if p.kind in OWN_URL_KINDS]
     entries = ENTRIES
     owned = entries.c.provider.in_(owners)

@@ -42,7 +42,7 @@ class Engine:
         ``authors``, ``terms`` (ids), ``providers`` (names of sitemaps to rebuild whole),
         ``site`` (site-wide answers changed), ``everything``. The maintainer applies it
         after commit; ``sitemap_content_changed`` runs now."""
-        changes.changed(session, **what)
+        changes.record(session, **what)
 
     def refresh_provider(self, session: Session, name: str) -> None:
         """Have the sitemap of provider ``name`` rebuilt whole (and only it): what it
@@ -77,7 +77,7 @@ class Engine:
 
     def providers(self, session: Session) -> list[Provider]:
         """The sitemaps of the loaded plugins (``sitemap_providers``)."""
-        return maintenance.all_providers(session, self.site.plugins)
+        return maintenance.all_providers(session, self.site)
 
     def check(self, session: Session, repair: bool = False) -> check.Report:
         """Compare the stored sitemaps with a rebuild (``check.check``); ``repair``

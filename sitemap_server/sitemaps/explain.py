@@ -108,11 +108,11 @@ def explain_object(session: Session, kind: str, object_id: int) -> Explanation:
 class Explainer:
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.plugins = site_of(session).plugins
+        self.site = site_of(session)
         # As the next request would: whatever has come due is in the stored state.
         catch_up(session)
-        self.providers = all_providers(session, self.plugins)
-        self.ctx = build_context(session, self.plugins, self.providers)
+        self.providers = all_providers(session, self.site)
+        self.ctx = build_context(session, self.site, self.providers)
         self.settings = self.ctx.settings
         self.site_url = self.ctx.site_url
         self.zone = site_zone(self.settings.timezone)
@@ -192,7 +192,7 @@ class Explainer:
         reasons = self._failing(
             eligibility.post_type_rules(), PostType.name == post.type, post_type
         )
-        rules = eligibility.post_rules(self.plugins, post_type, self.ctx.now)
+        rules = eligibility.post_rules(self.site, post_type, self.ctx.now)
         reasons += self._failing(rules, Post.id == post.id, post)
         if is_static_front_page(self.settings, post.id):
             reasons.append(
@@ -204,16 +204,16 @@ class Explainer:
                 )
             )
         url = self.ctx.links.post(post)
-        reasons += eligibility.candidate_exclusions(self.plugins, "post", post, url)
+        reasons += eligibility.candidate_exclusions(self.site, "post", post, url)
         return reasons
 
     def _term_reasons(self, term: Term) -> list[Exclusion]:
         taxonomy = self.session.get_one(Taxonomy, term.taxonomy)
         rules = eligibility.taxonomy_rules()
         reasons = self._failing(rules, Taxonomy.name == taxonomy.name, taxonomy)
-        reasons += self._failing(eligibility.term_rules(self.plugins), Term.id == term.id, term)
+        reasons += self._failing(eligibility.term_rules(self.site), Term.id == term.id, term)
         url = self.ctx.links.term(term)
-        reasons += eligibility.candidate_exclusions(self.plugins, "term", term, url)
+        reasons += eligibility.candidate_exclusions(self.site, "term", term, url)
         terms = term_subtree(self.session, taxonomy.name, term.id) if taxonomy.hierarchical else []
         if self._listed_in_terms(terms or [term.id]) is None:
             below = " nor in the terms below it" if taxonomy.hierarchical else ""
@@ -222,10 +222,10 @@ class Explainer:
 
     def _author_reasons(self, author: Author) -> list[Exclusion]:
         off = eligibility.author_sitemap_exclusion(self.settings)
-        rules = eligibility.author_rules(self.plugins)
+        rules = eligibility.author_rules(self.site)
         reasons = [off] if off is not None else []
         reasons += self._failing(rules, Author.id == author.id, author)
-        reasons += eligibility.candidate_exclusions(self.plugins, "author", author, None)
+        reasons += eligibility.candidate_exclusions(self.site, "author", author, None)
         if self._listed_of_author(author.id) is None:
             reasons.append(Exclusion("listed_posts", "S-202", "none of its posts is listed"))
         return reasons
@@ -272,7 +272,7 @@ class Explainer:
         for entry in provider.entries(self.ctx, {item.id}):
             if entry.part != part:
                 continue
-            result, changed_by = filter_entry(self.plugins, provider.kind, entry)
+            result, changed_by = filter_entry(self.site, provider.kind, entry)
             if result is None:
                 what = "drops its entry (its sitemap_entry)"
                 return [eligibility.plugin_exclusion(changed_by[-1], what)]

@@ -1,10 +1,10 @@
 """Keeping ``sitemap_entries``, ``sitemap_pages`` and ``sitemap_versions`` current.
 
-A write only records what it changed (``sitemap_content_changed`` → the change log,
-``changes.log``). The maintainer (``apply_pending``: the worker, continuously, or a
-sitemap request that finds a change waiting too long) claims the log in batches and
-applies each batch here with ``refresh``, in one short transaction: a crawler never waits
-for a recomputation, and a writer never waits for a sitemap.
+A write only records what it changed (``changes.record`` → the change log). The
+maintainer (``apply_pending``: the worker, continuously, or a sitemap request that finds
+a change waiting too long) claims the log in batches and applies each batch here with
+``refresh``, in one short transaction: a crawler never waits for a recomputation, and a
+writer never waits for a sitemap.
 
 Per provider: the entries of the affected keys are recomputed and replaced. If the set of
 listed (key, part) pairs changed, pages are recut from the first page that changed (new
@@ -21,9 +21,8 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import pluggy
 from sqlalchemy import Table, bindparam, delete, func, insert, select, text
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SATimeoutError
@@ -32,7 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..batches import chunks
 from ..content.links import Links
 from ..content.translations import group_members
-from ..hookspecs import hookimpl
+from ..hookspecs import implementations
 from ..models import (
     SITE,
     Post,
@@ -55,6 +54,9 @@ from .providers import PAGE_FRAME_BYTES, BuildContext, Provider
 from .rendering import EntryRenderer, render_key, settings_key
 from .versions import StoredState, bump, set_due, set_rendered, stored_state
 from .xml import EntryRules, site_zone
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 log = logging.getLogger(__name__)
 
@@ -94,12 +96,6 @@ LEFT_OUT = "is left out"
 CHANGED = "changed"
 LOGGED = "logged"
 WHOLE = "the whole sitemap is refreshed"
-
-
-@hookimpl
-def sitemap_content_changed(session: Session, changes: ContentChanges) -> None:
-    """A write records what it changed; the maintainer applies it (``apply_pending``)."""
-    change_log.log(session, changes)
 
 
 def apply_pending(
@@ -167,25 +163,25 @@ def try_lock(session: Session, name: str, wait: bool = True) -> bool:
     return take_write_lock(session, wait)
 
 
-def all_providers(session: Session, plugins: pluggy.PluginManager) -> list[Provider]:
-    found = [p for result in plugins.hook.sitemap_providers(session=session) for p in result]
+def all_providers(session: Session, site: Site) -> list[Provider]:
+    """The sitemaps of ``site``'s plugins (``sitemap_providers``), in index order."""
+    hook = site.plugins.hook.sitemap_providers
+    found = [p for result in hook(session=session, site=site) for p in result]
     return sorted(found, key=lambda p: (p.order, p.name))
 
 
-def build_context(
-    session: Session, plugins: pluggy.PluginManager, providers: list[Provider]
-) -> BuildContext:
+def build_context(session: Session, site: Site, providers: list[Provider]) -> BuildContext:
     settings = get_settings(session)
     site_url = effective_site_url(settings, configured_site_url(session))
-    output = site_of(session).output_settings(site_url)
+    output = site.output_settings(site_url)
     return BuildContext(
         session=session,
-        plugins=plugins,
+        site=site,
         settings=settings,
         site_url=site_url,
         now=utcnow(),
         links=Links(session, site_url),
-        page_bytes=site_of(session).max_page_bytes - PAGE_FRAME_BYTES,
+        page_bytes=site.max_page_bytes - PAGE_FRAME_BYTES,
         post_providers=[p.name for p in providers if p.kind == "post"],
         zone=site_zone(settings.timezone),
         output=output,
@@ -226,9 +222,9 @@ def unrendered(output: dict[str, Any], providers: list[Provider], state: StoredS
 def refresh(session: Session, changes: ContentChanges) -> list[str]:
     """Apply ``changes`` to every provider's stored entries, pages and versions; what
     could not be computed (left as stored, logged), in words."""
-    plugins = site_of(session).plugins
-    providers = all_providers(session, plugins)
-    ctx = build_context(session, plugins, providers)
+    site = site_of(session)
+    providers = all_providers(session, site)
+    ctx = build_context(session, site, providers)
     state = stored_state(session)
     stored = state.due
     stale = unrendered(ctx.output, providers, state)
@@ -244,7 +240,7 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
     if changes.everything or changes.site or changes.whole_site:
         bump(session, SITE)
     if changes.whole_site:
-        plugins.hook.sitemap_changed(session=session, sitemap=SITE, urls=None)
+        site.plugins.hook.sitemap_changed(session=session, sitemap=SITE, urls=None, site=site)
     names = [p.name for p in providers]
     # The sitemaps of a type or taxonomy that is gone (or, rebuilding all, of anything
     # no provider makes any more) leave the database.
@@ -450,7 +446,7 @@ def catch_up(session: Session, wait: bool = True) -> bool:
     posts going live), and build those never built. Safe to run from several processes
     at once: the second finds nothing left to do. Whether anything was done. Without
     ``wait``, nothing when a maintainer is at work (it, or a later call, does it)."""
-    plugins = site_of(session).plugins
+    site = site_of(session)
     if wait:
         lock(session, MAINTAINER)
     elif not try_lock(session, MAINTAINER, wait=False):
@@ -463,12 +459,12 @@ def catch_up(session: Session, wait: bool = True) -> bool:
     state = stored_state(session)
     stored = state.due
     due = {name: due_at for name, due_at in stored.items() if due_at is not None and due_at <= now}
-    providers = all_providers(session, plugins)
+    providers = all_providers(session, site)
     stale = unrendered(output_of(session), providers, state)
     missing = [p for p in providers if p.name not in stored or p.name in stale]
     if not due and not missing:
         return bool(applied)
-    ctx = build_context(session, plugins, providers)
+    ctx = build_context(session, site, providers)
     update_all(ctx, [(provider, None) for provider in missing], stored)
     refresh(session, ContentChanges())  # it brings in what is due
     # Whatever ``refresh`` did not look at is still due at a time that has passed.
@@ -543,7 +539,7 @@ def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -
     """Each entry through the ``sitemap_entry`` chain (``filter_entry``)."""
     for entry in entries:
         try:
-            current, _changed_by = filter_entry(ctx.plugins, provider.kind, entry)
+            current, _changed_by = filter_entry(ctx.site, provider.kind, entry)
         except OUTAGE:
             raise
         except Exception as error:
@@ -554,21 +550,17 @@ def _filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -
             yield current
 
 
-def filter_entry(
-    plugins: pluggy.PluginManager, kind: str, entry: Entry
-) -> tuple[Entry | None, list[str]]:
+def filter_entry(site: Site, kind: str, entry: Entry) -> tuple[Entry | None, list[str]]:
     """``entry`` through the ``sitemap_entry`` chain, in the order pluggy calls a hook
     (``tryfirst`` ones, then the last registered first, ``trylast`` ones last): what is
     left of it (None: dropped), and the plugins that changed or dropped it. Wrappers are
     refused at start-up (``plugins.refuse_wrappers``)."""
     current: Entry | None = entry
     changed_by: list[str] = []
-    for impl in reversed(plugins.hook.sitemap_entry.get_hookimpls()):
-        # As pluggy calls a hook: an implementation may take only some of the arguments.
-        arguments = {"kind": kind, "entry": current, "item": entry.item}
-        result: Any = impl.function(*(arguments[name] for name in impl.argnames))
+    for name, call in implementations(site.plugins, "sitemap_entry"):
+        result: Any = call(kind=kind, entry=current, item=entry.item, site=site)
         if result is not current and result != current:
-            changed_by.append(impl.plugin_name)
+            changed_by.append(name)
         current = result
         if current is None:
             break
@@ -717,7 +709,9 @@ def _url_changes(
 def _announce(ctx: BuildContext, provider: Provider, urls: list[UrlChange] | None) -> None:
     """``sitemap_changed``, unless a comparison found nothing a crawler would see."""
     if urls is None or urls:
-        ctx.plugins.hook.sitemap_changed(session=ctx.session, sitemap=provider.name, urls=urls)
+        ctx.plugins.hook.sitemap_changed(
+            session=ctx.session, sitemap=provider.name, urls=urls, site=ctx.site
+        )
 
 
 def _sized(values: tuple[Any, ...]) -> tuple[Any, ...]:

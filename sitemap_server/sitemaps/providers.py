@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from sqlalchemy.orm import Session
@@ -15,6 +15,9 @@ from ..models import SiteSettings
 from ..settings import MAX_PAGE_BYTES
 from .changes import ContentChanges
 from .entries import Entry
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 MAIN_XSL = "/main-sitemap.xsl"
 
@@ -29,7 +32,8 @@ class BuildContext:
     """What every provider needs while computing entries during one refresh."""
 
     session: Session
-    plugins: pluggy.PluginManager
+    # The site whose sitemaps these are (its plugins, settings and engine).
+    site: Site
     settings: SiteSettings
     site_url: str
     now: datetime
@@ -50,6 +54,11 @@ class BuildContext:
     # (``Site.output_settings``), and their name in ``rendering.render_key``.
     output: dict[str, Any] = field(default_factory=dict)
     output_key: str = ""
+
+    @property
+    def plugins(self) -> pluggy.PluginManager:
+        """The site's plugin manager."""
+        return self.site.plugins
 
 
 class Provider:

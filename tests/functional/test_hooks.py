@@ -10,6 +10,7 @@ manager itself: misspelt hooks, disabled entry points, built-in plugins.
 import inspect
 import logging
 from pathlib import Path
+from types import SimpleNamespace
 
 import pluggy
 import pytest
@@ -299,7 +300,7 @@ def test_sitemap_entry_implementation_may_take_some_arguments():
 
     manager = plugins.get_plugin_manager(load_entrypoints=False)
     manager.register(PathOnly())
-    ctx = type("Context", (), {"plugins": manager})()
+    ctx = SimpleNamespace(site=SimpleNamespace(plugins=manager))
     entries = [Entry(key=1, path="/kept/", lastmod=None), Entry(key=2, path="/gone/", lastmod=None)]
     kept = list(maintenance._filtered(ctx, Provider(), entries))
     assert [entry.path for entry in kept] == ["/kept/"]
@@ -311,8 +312,10 @@ def entry_chain(*registered: object) -> list[str]:
     manager = plugins.get_plugin_manager(load_entrypoints=False)
     for plugin in registered:
         manager.register(plugin)
+    # filter_entry reads the site's plugins, and hands the site to each implementation.
+    site = SimpleNamespace(plugins=manager)
     entry, _changed_by = maintenance.filter_entry(
-        manager, "post", Entry(key=1, path="/", lastmod=None)
+        site, "post", Entry(key=1, path="/", lastmod=None)
     )
     assert entry is not None
     return entry.path.strip("/").split("/")
@@ -364,7 +367,7 @@ def test_a_wrapper_on_a_hook_pluggy_calls_wraps_it():
     manager = plugins.get_plugin_manager(load_entrypoints=False)
     manager.register(Wrapping())
     plugins.refuse_wrappers(manager)
-    assert manager.hook.sitemap_namespaces() == seen[0]
+    assert manager.hook.sitemap_namespaces(site=None) == seen[0]
 
 
 # sitemap_content_changed ----------------------------------------------------------------

@@ -82,7 +82,7 @@ class BookmarkProvider(Provider):
         query = (
             select(Post)
             .where(
-                eligibility.post_criteria(ctx.plugins, post_type, ctx.now),
+                eligibility.post_criteria(ctx.site, post_type, ctx.now),
                 Post.title.startswith("Bookmark"),
             )
             .order_by(Post.id)
@@ -90,7 +90,7 @@ class BookmarkProvider(Provider):
         if keys is not None:
             query = query.where(Post.id.in_(sorted(keys)))
         for post in ctx.session.scalars(query):
-            if eligibility.excluded_by_plugins(ctx.plugins, "post", post):
+            if eligibility.excluded_by_plugins(ctx.site, "post", post):
                 continue
             yield Entry(
                 key=post.id, path=f"/bookmarks/{post.slug}/", lastmod=post.modified_at, item=post

@@ -12,7 +12,6 @@ from sitemap_server.plugin import (
     Post,
     PostType,
     Term,
-    changed,
     engine_of,
     flush,
 )
@@ -80,7 +79,7 @@ def update_post_news(session: Session, post_id: int, data: dict[str, Any]) -> Ne
     if "genres" in data:
         news.genres = list(dict.fromkeys(data["genres"]))
     flush(session, "post news fields")
-    changed(session, posts={post.id})
+    engine_of(session).record(session, posts={post.id})
     return news
 
 
@@ -99,5 +98,5 @@ def update_term_news(session: Session, term_id: int, data: dict[str, Any]) -> Ne
     if "exclude" in data:
         news.exclude = data["exclude"]
     flush(session, "term news fields")
-    changed(session, terms={term.id})
+    engine_of(session).record(session, terms={term.id})
     return news

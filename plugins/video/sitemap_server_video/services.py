@@ -12,8 +12,8 @@ from sitemap_server.plugin import (
     Links,
     NotFound,
     Post,
-    changed,
     chunks,
+    engine_of,
     flush,
     get_or_404,
     parse_datetime,
@@ -101,7 +101,7 @@ def delete_video(session: Session, video: Video) -> None:
 def videos_changed(session: Session, *post_ids: int) -> None:
     """A write to videos only: the sitemaps follow, detection adds nothing back."""
     session.info.setdefault(VIDEO_WRITES, set()).update(post_ids)
-    changed(session, posts=set(post_ids))
+    engine_of(session).record(session, posts=set(post_ids))
 
 
 def sync_detected(session: Session, post_ids: set[int]) -> None:
