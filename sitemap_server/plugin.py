@@ -52,6 +52,7 @@ from .batches import chunks
 from .content.links import Links
 from .content.permalinks import home_path
 from .content.sanitize import clean_text, clean_url, host_of, normal_host
+from .content.trees import descendants as page_descendants
 from .errors import Invalid, NotFound
 from .hookspecs import hookimpl
 from .models import Post, PostType, SitemapEntry, Term, post_terms, site_of
@@ -60,7 +61,6 @@ from .models.meta import Base, UTCDateTime, utcnow
 from .models.notifications import FAILED, SENT
 from .models.site import site_url_of
 from .notify.channels import RETRY, Burst, Channel, Message, Request, Result, send_later
-from .providers.posts import descendants as page_descendants
 from .services.common import flush, get_or_404, parse_datetime
 from .settings import (
     Setting,

@@ -196,6 +196,10 @@ def taxonomy_rules() -> list[Rule]:
     ]
 
 
+# The name of the authors' sitemap (``providers.authors``), which a setting turns off.
+AUTHOR_SITEMAP = "author"
+
+
 def author_sitemap_exclusion(settings: SiteSettings) -> Exclusion | None:
     """Why no author is listed at all: the site settings turn the author sitemap off
     (``author_sitemap``; its provider is then not registered, as a post type without a

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 from urllib.parse import quote
 
 from .sanitize import normal_path
@@ -94,3 +95,9 @@ def term_path(archive_base: str, slugs: Sequence[str]) -> str:
 
 def home_path() -> str:
     return "/"
+
+
+def is_static_front_page(settings: Any, post_id: int) -> bool:
+    """Whether the post ``post_id`` is the site's front page (``settings``: the site's
+    ``SiteSettings``, showing a static page on the front): its URL is the home page's."""
+    return bool(settings.front_page == "page" and post_id == settings.front_page_id)

@@ -39,7 +39,7 @@ def sitemap_providers(session: Session) -> list[Provider]:
 
 
 class AuthorProvider(Provider):
-    name = "author"
+    name = eligibility.AUTHOR_SITEMAP
     kind = "author"
     order = 20
 

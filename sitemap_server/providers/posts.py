@@ -13,12 +13,15 @@ from sqlalchemy.orm import Session, lazyload
 from ..batches import chunks
 from ..content import eligibility, permalinks
 from ..content.images import post_images
+from ..content.permalinks import is_static_front_page
 from ..content.translations import group_members
+from ..content.trees import descendants
 from ..hookspecs import hookimpl
-from ..models import Post, PostType, SitemapEntry, SiteSettings, post_terms
+from ..models import Post, PostType, SitemapEntry, post_terms
 from ..models.content import LISTED_STATUSES
 from ..sitemaps.changes import ContentChanges
 from ..sitemaps.entries import Entry, alternate_links
+from ..sitemaps.newest import newest_listed
 from ..sitemaps.providers import BuildContext, Provider
 
 log = logging.getLogger(__name__)
@@ -33,16 +36,6 @@ NEXT_SCHEDULED = select(func.min(_posts.c.published_at)).where(
     _posts.c.type == bindparam("type"),
     _posts.c.status.in_(LISTED_STATUSES),
     _posts.c.published_at > bindparam("now"),
-)
-NEWEST_LISTED = (
-    select(_entries.c.lastmod)
-    .where(
-        _entries.c.provider == bindparam("provider"),
-        _entries.c.key > 0,
-        _entries.c.lastmod.is_not(None),
-    )
-    .order_by(_entries.c.lastmod.desc())
-    .limit(1)
 )
 TYPES_OF = select(_posts.c.id, _posts.c.type).where(
     _posts.c.id.in_(bindparam("ids", expanding=True))
@@ -185,7 +178,7 @@ class PostTypeProvider(Provider):
             return
         lastmod = max(d for d in (post.published_at, post.modified_at) if d is not None)
         if post.id == settings.posts_page_id:
-            lastmod = newest_lastmod(ctx, "post") or lastmod
+            lastmod = newest_listed(ctx.session, "post") or lastmod
         path = url[len(ctx.site_url) :]
         images = self._images(ctx, post, url)
         yield Entry(
@@ -211,14 +204,14 @@ class PostTypeProvider(Provider):
         only while there is such a post, so that a site without content lists nothing."""
         images: list[str] = []
         if self._is_home_host(ctx):
-            newest = newest_lastmod(ctx, "post")
+            newest = newest_listed(ctx.session, "post")
             path = permalinks.home_path()
             static = ctx.settings.front_page == "page" and ctx.settings.front_page_id
             front = ctx.session.get(Post, ctx.settings.front_page_id) if static else None
             if front is not None:  # a static front page: the home page shows its images
                 images = self._images(ctx, front, ctx.site_url + path)
         elif self.archive_path and not self.absent_when_empty:  # a noindexed type's archive
-            newest = newest_lastmod(ctx, self.name)
+            newest = newest_listed(ctx.session, self.name)
             path = self.archive_path
         else:
             return
@@ -234,15 +227,6 @@ class PostTypeProvider(Provider):
             url,
             list(ctx.settings.allowed_image_hosts or []),
         )
-
-
-def is_static_front_page(settings: SiteSettings, post_id: int) -> bool:
-    return settings.front_page == "page" and post_id == settings.front_page_id
-
-
-def newest_lastmod(ctx: BuildContext, provider: str) -> datetime | None:
-    """The newest lastmod of a type's listed posts (ix_sitemap_entries_provider_lastmod)."""
-    return ctx.session.scalar(NEWEST_LISTED, {"provider": provider})
 
 
 def _types(ctx: BuildContext, ids: set[int]) -> dict[int, str]:
@@ -280,17 +264,3 @@ def _listed_in(ctx: BuildContext, ids: set[int]) -> dict[str, set[int]]:
                 found.setdefault(provider, set()).add(post_id)
         ctx.memo[key] = found
     return ctx.memo[key]
-
-
-def descendants(session: Session, ids: set[int]) -> set[int]:
-    """The children of the posts ``ids``, their children and so on (their URLs contain
-    their ancestors' slugs, so a change of a parent moves them)."""
-    found: set[int] = set()
-    frontier = set(ids)
-    while frontier:
-        children: set[int] = set()
-        for batch in chunks(sorted(frontier)):
-            children.update(session.scalars(select(Post.id).where(Post.parent_id.in_(batch))))
-        frontier = children - found - ids
-        found |= frontier
-    return found

@@ -11,7 +11,7 @@ from sqlalchemy import Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..batches import chunks
-from ..content import eligibility
+from ..content import eligibility, trees
 from ..content.images import post_images
 from ..content.translations import group_members
 from ..hookspecs import hookimpl
@@ -164,7 +164,7 @@ class TaxonomyProvider(Provider):
                 if member.id not in known
             ]
             everyone = terms + members
-            subtree = {t.id: _subtree(t.id, children) for t in everyone}
+            subtree = {t.id: trees.subtree(t.id, children) for t in everyone}
             kept = {} if dates is None else self._kept_up(ctx, dates, everyone, subtree)
             dated = self._newest(ctx, [t for t in everyone if t.id not in kept], subtree, batch)
             dated.update(kept)
@@ -280,20 +280,3 @@ def _terms_of(
                 found.setdefault(post_id, set()).add(term_id)
         ctx.memo[TERMS_OF] = found
     return cast(dict[int, set[int]], ctx.memo[TERMS_OF])
-
-
-def term_subtree(session: Session, taxonomy: str, term_id: int) -> list[int]:
-    """The term and all its descendants in ``taxonomy`` (a hierarchical one)."""
-    children: dict[int | None, list[int]] = {}
-    for row in session.execute(select(Term.id, Term.parent_id).where(Term.taxonomy == taxonomy)):
-        children.setdefault(row.parent_id, []).append(row.id)
-    return _subtree(term_id, children)
-
-
-def _subtree(term_id: int, children: dict[int | None, list[int]]) -> list[int]:
-    """The term and all its descendants."""
-    found, frontier = [term_id], [term_id]
-    while frontier:
-        frontier = [k for t in frontier for k in children.get(t, []) if k not in found]
-        found.extend(frontier)
-    return found

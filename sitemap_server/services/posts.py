@@ -17,11 +17,11 @@ from ..content import object_urls
 from ..content.links import Links
 from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
+from ..content.trees import descendants
 from ..errors import Conflict, FieldProblem, Invalid
 from ..models import Author, Post, PostStatus, PostType, SiteSettings, Term, post_terms
 from ..models.meta import utcnow
 from ..models.site import ExcludedPost
-from ..providers.posts import descendants
 from ..sitemaps.changes import note
 from . import common
 from .common import (

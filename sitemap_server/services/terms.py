@@ -11,9 +11,9 @@ from ..content import object_urls
 from ..content.links import Links
 from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
+from ..content.trees import term_subtree
 from ..errors import Invalid
 from ..models import SiteSettings, Taxonomy, Term, post_terms
-from ..providers.taxonomies import term_subtree
 from ..sitemaps.changes import note
 from .common import (
     add_with_free_slug,

@@ -21,7 +21,9 @@ from sqlalchemy.orm import Session
 
 from ..content import eligibility, permalinks
 from ..content.eligibility import Exclusion, Rule
+from ..content.permalinks import is_static_front_page
 from ..content.sanitize import clean_url
+from ..content.trees import term_subtree
 from ..documents import INDEX, INDEX_PATH, MAX_PAGES, PAGE_PATH, index_url, sitemap_url
 from ..errors import NotFound
 from ..models import (
@@ -36,10 +38,8 @@ from ..models import (
     post_terms,
     site_of,
 )
-from ..providers.authors import AuthorProvider
-from ..providers.posts import is_static_front_page, newest_lastmod
-from ..providers.taxonomies import term_subtree
 from .maintenance import OUTAGE, all_providers, build_context, catch_up, filter_entry
+from .newest import newest_listed
 from .providers import Provider
 from .rendering import EntryRenderer
 from .xml import site_zone, w3c
@@ -313,7 +313,7 @@ class Explainer:
                             "are listed, not its archive",
                         )
                     )
-            if newest_lastmod(self.ctx, dated_by) is None:
+            if newest_listed(self.session, dated_by) is None:
                 reasons.append(
                     Exclusion(
                         "listed_posts",
@@ -347,7 +347,7 @@ class Explainer:
         page = int(number) if number else 1
         provider = next((p for p in self.providers if p.name == name), None)
         subject = {"kind": "sitemap", "sitemap": name, "page": page}
-        if name == AuthorProvider.name:
+        if name == eligibility.AUTHOR_SITEMAP:
             off = eligibility.author_sitemap_exclusion(self.settings)
             if off is not None:  # it answers 404 until it is turned on again
                 return Explanation(url, subject, reasons=[off])

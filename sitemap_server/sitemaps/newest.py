@@ -30,6 +30,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
 
+from sqlalchemy import Table, bindparam, select
+from sqlalchemy.orm import Session
+
+from ..models import SitemapEntry
 from .providers import BuildContext
 
 # ``BuildContext.memo`` keys: post id -> (date before, date after) of the posts the post
@@ -38,6 +42,25 @@ from .providers import BuildContext
 DATES = "newest.dates"
 UNKNOWN = "newest.unknown"
 STORED = "newest.stored"
+
+_entries = cast(Table, SitemapEntry.__table__)
+NEWEST_LISTED = (
+    select(_entries.c.lastmod)
+    .where(
+        _entries.c.provider == bindparam("provider"),
+        _entries.c.key > 0,
+        _entries.c.lastmod.is_not(None),
+    )
+    .order_by(_entries.c.lastmod.desc())
+    .limit(1)
+)
+
+
+def newest_listed(session: Session, provider: str) -> datetime | None:
+    """The newest lastmod of the listed objects of the sitemap ``provider`` (a post type's:
+    the date of its archive, and of the home page for posts), from the stored entries
+    (``ix_sitemap_entries_provider_lastmod``)."""
+    return session.scalar(NEWEST_LISTED, {"provider": provider})
 
 
 def note(

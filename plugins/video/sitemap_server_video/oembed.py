@@ -43,6 +43,7 @@ from sitemap_server.plugin import (
     utcnow,
 )
 
+from .changes import videos_changed
 from .models import Video
 
 CHANNEL = "video.oembed"
@@ -134,8 +135,6 @@ class OEmbed(Channel):
             fill(video, fields)
             posts.add(video.post_id)
         if posts:
-            from .services import videos_changed
-
             videos_changed(session, *posts)  # the posts were not saved: detect nothing
 
     def failed(self, session: Session, message: Message, error: str, final: bool) -> None:

@@ -13,7 +13,6 @@ from sitemap_server.plugin import (
     NotFound,
     Post,
     chunks,
-    engine_of,
     flush,
     get_or_404,
     parse_datetime,
@@ -22,6 +21,7 @@ from sitemap_server.plugin import (
 )
 
 from . import oembed
+from .changes import videos_changed
 from .detect import Found, find_videos
 from .models import DETECTED, MANUAL, VIDEO_WRITES, Video
 
@@ -96,12 +96,6 @@ def delete_video(session: Session, video: Video) -> None:
     session.delete(video)
     flush(session, "video")
     videos_changed(session, video.post_id)
-
-
-def videos_changed(session: Session, *post_ids: int) -> None:
-    """A write to videos only: the sitemaps follow, detection adds nothing back."""
-    session.info.setdefault(VIDEO_WRITES, set()).update(post_ids)
-    engine_of(session).record(session, posts=set(post_ids))
 
 
 def sync_detected(session: Session, post_ids: set[int]) -> None:
