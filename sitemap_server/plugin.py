@@ -31,10 +31,10 @@ What it holds:
   ``positive_int``, ``positive_float``, ``seconds``, ``boolean``, ``names``, ``http_url``,
   and ``optional(parse)`` for a setting that may be left empty;
 - notification channels: ``Channel`` (what ``sitemap_channels`` returns), ``Burst``,
-  ``Message``, ``Request``, ``Result`` and the outcomes ``SENT``, ``RETRY``,
-  ``FAILED``; ``send_later`` queues a message of the plugin's own channel in the
-  writing transaction (a durable background job: the worker sends it after commit and
-  retries it);
+  ``Message``, ``OutgoingRequest`` (the HTTP request a channel sends), ``Result`` and
+  the outcomes ``SENT``, ``RETRY``, ``FAILED``; ``send_later`` queues a message of the
+  plugin's own channel in the writing transaction (a durable background job: the worker
+  sends it after commit and retries it);
 - the sanitizer: ``clean_text``, ``clean_url``, ``host_of``, ``normal_host``;
 - the admin API: ``api_view`` (a view checked against the OpenAPI document the plugin
   contributes), ``body``, ``path_param``, ``created``, ``no_content``, and the services'
@@ -42,7 +42,8 @@ What it holds:
   ``NotFound``);
 - former names, kept for plugins written against them: ``context_of`` and
   ``AppContext`` (now ``site_of`` and ``Site``), ``changed(session, …)`` (now
-  ``engine_of(session).record(session, …)``).
+  ``engine_of(session).record(session, …)``), ``Request`` (now ``OutgoingRequest``: it
+  shadowed Pyramid's).
 """
 
 from __future__ import annotations
@@ -60,7 +61,15 @@ from .models.content import LANGUAGE_TAG, MAX_LANGUAGE_TAG, MAX_TITLE_LENGTH, MA
 from .models.meta import Base, UTCDateTime, utcnow
 from .models.notifications import FAILED, SENT
 from .models.site import site_url_of
-from .notify.channels import RETRY, Burst, Channel, Message, Request, Result, send_later
+from .notify.channels import (
+    RETRY,
+    Burst,
+    Channel,
+    Message,
+    OutgoingRequest,
+    Result,
+    send_later,
+)
 from .services.common import flush, get_or_404, parse_datetime
 from .settings import (
     Setting,
@@ -83,6 +92,7 @@ from .sitemaps.xml import valid_chars, w3c
 context_of = site_of
 AppContext = Site
 changed = record
+Request = OutgoingRequest
 
 __all__ = [
     "FAILED",
@@ -104,6 +114,7 @@ __all__ = [
     "Links",
     "Message",
     "NotFound",
+    "OutgoingRequest",
     "Post",
     "PostType",
     "Provider",

@@ -26,6 +26,7 @@ web application share one object).
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -99,6 +100,10 @@ class Site:
         self.notify = NotifyConfig.of_site(self)
         # The worker thread of the web process, when ``notify.worker_thread`` starts one.
         self.worker_thread: WorkerThread | None = None
+        # A site dropped without ``close`` closes its idle connections when it is
+        # collected, rather than leaving them to the garbage collector one by one (a
+        # ResourceWarning from psycopg, in whatever runs then).
+        weakref.finalize(self, self.database.dispose)
 
     @classmethod
     def from_ini(cls, path: str | Path, *, command: bool = False) -> Site:

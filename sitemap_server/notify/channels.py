@@ -17,7 +17,7 @@ A channel says:
   configured then (IndexNow adds its key);
 - ``judge``: what an answer means: sent, retry later, or give up;
 - ``received`` and ``failed``: what to do in the database with an answer the channel
-  reads (``Request.answer_bytes``), or with a failed attempt;
+  reads (``OutgoingRequest.answer_bytes``), or with a failed attempt;
 - ``targets``: where it sends, for ``GET /api/notifications`` and the command line.
 """
 
@@ -67,7 +67,7 @@ class Message:
 
 
 @dataclass(frozen=True)
-class Request:
+class OutgoingRequest:
     """An HTTP request: a POST of ``json`` when it is set, else a GET."""
 
     url: str
@@ -114,10 +114,10 @@ class Channel:
         it is made, so a generator keeps the worker's memory small."""
         return []
 
-    def request(self, message: Message, site_url: str) -> Request:
+    def request(self, message: Message, site_url: str) -> OutgoingRequest:
         """The request that sends ``message``: by default a GET of its URL, or a POST of
         its payload as JSON."""
-        return Request(message.url, message.payload)
+        return OutgoingRequest(message.url, message.payload)
 
     def judge(self, status: int, reason: str | None = None) -> Result:
         """What an answer with HTTP ``status`` means: by default 2xx sent, 429 and 5xx
@@ -131,8 +131,8 @@ class Channel:
         return Result(FAILED, status, f"HTTP {status} {reason or ''}".rstrip())
 
     def received(self, session: Session, message: Message, answer: bytes) -> None:
-        """A sent message's answer (read when ``Request.answer_bytes`` asks for it), in the
-        transaction that records the attempt. Raise ``ValueError`` to give the message up
+        """A sent message's answer (read when ``OutgoingRequest.answer_bytes`` asks for it),
+        in the transaction that records the attempt. Raise ``ValueError`` to give the message up
         with that reason (an answer that makes no sense will not make more next time);
         any other failure to store it gives it up too, with the changes rolled back."""
 

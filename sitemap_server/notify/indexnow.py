@@ -9,14 +9,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pyramid.config import Configurator
-from pyramid.request import Request as WebRequest
+from pyramid.request import Request
 from pyramid.response import Response
 
 from ..batches import chunks
 from ..hookspecs import hookimpl
 from ..models.notifications import FAILED, SENT
 from ..settings import Setting, http_url, positive_int
-from .channels import Burst, Channel, Message, Request, Result
+from .channels import Burst, Channel, Message, OutgoingRequest, Result
 
 NAME = "indexnow"
 KEY = "sitemap_server.indexnow.key"
@@ -68,10 +68,10 @@ class IndexNow(Channel):
         for batch in chunks(own, self.batch):
             yield Message(self.endpoint, {"host": address.hostname, "urlList": batch})
 
-    def request(self, message: Message, site_url: str) -> Request:
+    def request(self, message: Message, site_url: str) -> OutgoingRequest:
         # The key as configured now, not when the burst was made.
         body = {**(message.payload or {}), "key": self.key}
-        return Request(message.url, {**body, "keyLocation": self.key_location(site_url)})
+        return OutgoingRequest(message.url, {**body, "keyLocation": self.key_location(site_url)})
 
     def judge(self, status: int, reason: str | None = None) -> Result:
         if status in (200, 202):
@@ -136,7 +136,7 @@ def sitemap_configure(config: Configurator) -> None:
     if not key:
         return
 
-    def key_file(request: WebRequest) -> Response:
+    def key_file(request: Request) -> Response:
         return Response(key, content_type="text/plain", charset="utf-8")
 
     config.add_route("indexnow.key", f"/{key}.txt")

@@ -13,7 +13,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 from ..models.notifications import FAILED
-from .channels import RETRY, Channel, Request, Result
+from .channels import RETRY, Channel, OutgoingRequest, Result
 
 if TYPE_CHECKING:
     import requests
@@ -32,7 +32,9 @@ def _version() -> str:
         return "dev"
 
 
-def send(http: requests.Session, channel: Channel, request: Request, timeout: float) -> Result:
+def send(
+    http: requests.Session, channel: Channel, request: OutgoingRequest, timeout: float
+) -> Result:
     # Imported by the first send: a process that sends nothing does without them (~16 MB).
     import requests
     import urllib3

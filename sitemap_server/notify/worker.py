@@ -42,7 +42,7 @@ from ..models.site import effective_site_url, get_settings
 from ..outages import cause_of, database_unavailable
 from ..sitemaps.presence import Presence
 from . import outbox, report, senders
-from .channels import RETRY, Channel, Message, Request, Result
+from .channels import RETRY, Channel, Message, OutgoingRequest, Result
 from .config import NotifyConfig
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class Claimed:
     message: Message
     # The channel that sends it (None: no loaded plugin contributes it any more).
     via: Channel | None
-    request: Request | None
+    request: OutgoingRequest | None
     # Why it must not be sent after all (the site went private, the key was removed).
     cancel: str | None = None
 

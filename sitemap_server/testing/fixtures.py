@@ -135,26 +135,29 @@ def app_settings(database_url: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def app_site(app_settings: dict[str, Any]) -> Iterator[Site]:
-    """The site of the test settings, shared by the application (``wsgi_app``), the
-    sessions of ``app_session`` and the test database (``engine``)."""
+    """The site of the test settings, shared by the application (``wsgi_app``) and the
+    sessions of ``app_session``."""
     site = Site(app_settings)
     yield site
     site.close()
 
 
 @pytest.fixture(scope="session")
-def engine(app_site: Site, app_settings: dict[str, Any], ini_file: Path) -> Engine:
-    """The test database, migrated from scratch once per test session."""
-    _drop_everything(app_site.database)
+def engine(app_settings: dict[str, Any], ini_file: Path) -> Iterator[Engine]:
+    """The test database, migrated from scratch once per test session: the tests' own
+    connections (arranging rows, emptying the tables), apart from the application's pool,
+    as another process's would be."""
     # The tables of every installed plugin, whichever the application under test loads:
     # one database serves applications with and without them.
     every_plugin = Site({**app_settings, "sitemap_server.load_entrypoints": "true"})
+    engine = every_plugin.database
     try:
-        with app_site.database.begin() as conn:
+        _drop_everything(engine)
+        with engine.begin() as conn:
             migrations.upgrade(ini_file, every_plugin.plugins, connection=conn)
+        yield engine
     finally:
         every_plugin.close()
-    return app_site.database
 
 
 @pytest.fixture(scope="session")

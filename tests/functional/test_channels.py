@@ -19,7 +19,7 @@ from sqlalchemy import text
 
 from sitemap_server.app import site_of_app
 from sitemap_server.notify.worker import Worker
-from sitemap_server.plugin import Channel, Message, Request, send_later
+from sitemap_server.plugin import Channel, Message, OutgoingRequest, send_later
 from sitemap_server.testing import http_server
 
 ANSWERS = {"/small": b'{"ok": true}', "/large": b"x" * 5000}
@@ -36,8 +36,8 @@ class Reading(Channel):
         self.answers: list[bytes] = []
         self.failures: list[tuple[str, bool]] = []
 
-    def request(self, message: Message, site_url: str) -> Request:
-        return Request(message.url, answer_bytes=1000)
+    def request(self, message: Message, site_url: str) -> OutgoingRequest:
+        return OutgoingRequest(message.url, answer_bytes=1000)
 
     def received(self, session: Any, message: Message, answer: bytes) -> None:
         self.answers.append(answer)

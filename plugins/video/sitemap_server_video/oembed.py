@@ -29,7 +29,7 @@ from sitemap_server.plugin import (
     Channel,
     Invalid,
     Message,
-    Request,
+    OutgoingRequest,
     Setting,
     clean_text,
     clean_url,
@@ -119,8 +119,8 @@ class OEmbed(Channel):
         query = urlencode({"url": video.page_url, "format": "json"})
         return Message(f"{endpoint}?{query}", {"page_url": video.page_url, "videos": [video.id]})
 
-    def request(self, message: Message, site_url: str) -> Request:
-        return Request(message.url, answer_bytes=MAX_ANSWER_BYTES, timeout=self.timeout)
+    def request(self, message: Message, site_url: str) -> OutgoingRequest:
+        return OutgoingRequest(message.url, answer_bytes=MAX_ANSWER_BYTES, timeout=self.timeout)
 
     def received(self, session: Session, message: Message, answer: bytes) -> None:
         try:
