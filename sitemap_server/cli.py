@@ -302,23 +302,20 @@ def cmd_worker(args: argparse.Namespace) -> None:
     from .notify.worker import Worker
 
     with open_site(args.config) as site:
-        _work(Worker(site), args.once)
-
-
-def _work(worker: Any, once: bool) -> None:
-    if not worker.config.enabled:
-        print(
-            "sitemap-server: no ping targets, no IndexNow key and no plugin's channel are "
-            "configured: nothing will be announced (see sitemap_server.ping.targets)",
-            file=sys.stderr,
-        )
-    try:
-        if once:
-            _print_attempts(worker.run_once())
-        else:
-            _run_until_signalled(worker)
-    finally:
-        worker.close()
+        worker = Worker(site)
+        if not worker.config.enabled:
+            print(
+                "sitemap-server: no ping targets, no IndexNow key and no plugin's channel are "
+                "configured: nothing will be announced (see sitemap_server.ping.targets)",
+                file=sys.stderr,
+            )
+        try:
+            if args.once:
+                _print_attempts(worker.run_once())
+            else:
+                _run_until_signalled(worker)
+        finally:
+            worker.close()
 
 
 def _run_until_signalled(worker: Any) -> None:

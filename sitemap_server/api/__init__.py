@@ -11,7 +11,7 @@ from pyramid.response import Response
 
 from ..errors import problem
 from ..models import SITE_KEY
-from ..sitemaps.changes import WRITES
+from ..sitemaps.changes import last_change
 from .auth import BearerTokenSecurityPolicy
 
 # Route name -> pattern (the paths of openapi.yaml). The methods each path takes are the
@@ -65,8 +65,7 @@ def change_header_tween_factory(handler: Callable[[Request], Response], registry
         response = handler(request)
         session = request.__dict__.get("dbsession")  # only if the request used one
         if session is not None and response.status_code < 400:
-            writes = session.info.get(WRITES)
-            change = writes.last_change if writes is not None else None
+            change = last_change(session)
             if change is not None:
                 response.headers["Sitemap-Change"] = str(change)
         return response

@@ -143,6 +143,12 @@ def holding_back(session: Session) -> bool:
     return writes is not None and writes.held_back
 
 
+def last_change(session: Session) -> int | None:
+    """The number of the last change-log row ``session`` wrote (None: it wrote none)."""
+    writes: Writes | None = session.info.get(WRITES)
+    return None if writes is None else writes.last_change
+
+
 @dataclass(frozen=True)
 class UrlChange:
     """One URL of a sitemap that a crawler should look at again."""

@@ -102,15 +102,12 @@ class Reader:
         max_staleness: float = site.settings["sitemap_server.max_staleness"]
         self.site = site
         self.max_staleness = timedelta(seconds=max_staleness)
-        self.session_factory = site.sessions
         self.engine = engine
         self.autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
         # The versions, when no watch vouches for them. pysqlite opens no transaction for
         # a SELECT: switching its connection to autocommit and back (on every checkout)
         # would cost 7 % of a cached answer for nothing.
         self.versions_engine = engine if engine.dialect.name == "sqlite" else self.autocommit
-        self.plugins = site.plugins
-        self.configured_url = site.site_url
         self.snapshot_of: tuple[Any, SiteSnapshot] | None = None
         watch = site.settings["sitemap_server.versions_watch"]
         self.watch = _watch(engine, max_staleness) if watch else None
@@ -165,7 +162,7 @@ class Reader:
             # it this moment and answers may be late: then it is done by that one, or by
             # the next request).
             def bring_due() -> None:
-                with self.session_factory() as session, session.begin():
+                with self.site.sessions() as session, session.begin():
                     self.site.engine.catch_up(session, wait=exact)
 
             worked = self._contained(bring_due) or worked
@@ -236,11 +233,11 @@ class Reader:
             return cached[1]
         # Read after the version, so never older than it: at worst newer, and then the
         # next request sees the newer version and reads again.
-        with self.session_factory() as session:
+        with self.site.sessions() as session:
             settings = get_settings(session)
             snapshot = SiteSnapshot(
                 private=settings.private,
-                site_url=effective_site_url(settings, self.configured_url),
+                site_url=effective_site_url(settings, self.site.site_url),
                 providers=self.site.engine.providers(session),
                 zone=site_zone(settings.timezone),
                 output_key=settings_key(maintenance.output_of(session)),
