@@ -6,7 +6,7 @@ Runs one select of ``sitemap_entries`` (a provider's stored keys among two) on a
 in-memory SQLite database, 3,000 times each way, and prints the CPU time per execution:
 built each time from ORM attributes, built each time from the table's columns, built once
 with bound parameters (through the session, and through its connection), and as the
-driver's own SQL. Why ``sitemaps/maintenance.py``, ``pages.py`` and the providers keep
+driver's own SQL. Why ``sitemaps/store.py``, ``pages.py`` and the providers keep
 the statements of a pass in module constants.
 """
 

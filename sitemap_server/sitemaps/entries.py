@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass
@@ -36,6 +36,35 @@ class Entry:
             "extra": self.extra,
             "alternates": self.alternates,
         }
+
+
+class StoredEntry(NamedTuple):
+    """An entry as ``sitemap_entries`` stores it, all that a crawler sees of it but its
+    rendered fragment: what a refresh compares before and after (``store.py``), and what
+    ``explain`` says where a URL is listed."""
+
+    provider: str
+    key: int
+    part: int
+    path: str
+    lastmod: datetime | None
+    images: list[str]
+    extra: dict[str, Any] | None
+    alternates: list[list[str]] | None
+
+    @classmethod
+    def of(cls, provider: str, entry: Entry) -> StoredEntry:
+        """What storing ``entry`` in the sitemap ``provider`` stores."""
+        return cls(
+            provider,
+            entry.key,
+            entry.part,
+            entry.path,
+            entry.lastmod,
+            entry.images,
+            entry.extra,
+            entry.alternates,
+        )
 
 
 def alternate_links(

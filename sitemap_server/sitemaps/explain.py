@@ -38,7 +38,9 @@ from ..models import (
     post_terms,
     site_of,
 )
-from .maintenance import OUTAGE, all_providers, build_context, catch_up, filter_entry
+from .chain import filter_entry
+from .failures import OUTAGE
+from .maintenance import all_providers, build_context, catch_up
 from .newest import newest_listed
 from .providers import Provider
 from .rendering import EntryRenderer

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import Table, bindparam, select
 from sqlalchemy.orm import Session
 
 from ..models import SitemapEntry
+from .entries import StoredEntry
 from .providers import BuildContext
 
 # ``BuildContext.memo`` keys: post id -> (date before, date after) of the posts the post
@@ -66,12 +67,12 @@ def newest_listed(session: Session, provider: str) -> datetime | None:
 def note(
     ctx: BuildContext,
     keys: Iterable[int],
-    before: dict[tuple[int, int], tuple[Any, ...]],
-    after: dict[tuple[int, int], tuple[Any, ...]],
+    before: dict[tuple[int, int], StoredEntry],
+    after: dict[tuple[int, int], StoredEntry],
 ) -> None:
-    """A post provider refreshed ``keys``: ``before`` and ``after`` map (key, part) to
-    (path, lastmod, …). A post deleted is refreshed by every post provider, listed in
-    one of them at most: the dates found are kept."""
+    """A post provider refreshed ``keys``: ``before`` and ``after`` are its entries by
+    (key, part), as stored and as computed now. A post deleted is refreshed by every
+    post provider, listed in one of them at most: the dates found are kept."""
     dates: dict[int, tuple[datetime | None, datetime | None]] = ctx.memo.setdefault(DATES, {})
     for key in keys:
         if key == 0:  # a home page or archive, not a post
@@ -79,8 +80,8 @@ def note(
         old, new = before.get((key, 1)), after.get((key, 1))
         noted = dates.get(key, (None, None))
         dates[key] = (
-            noted[0] if old is None else old[1],
-            noted[1] if new is None else new[1],
+            noted[0] if old is None else old.lastmod,
+            noted[1] if new is None else new.lastmod,
         )
 
 
@@ -98,12 +99,12 @@ def changed_dates(ctx: BuildContext) -> dict[int, tuple[datetime | None, datetim
 
 
 def note_stored(
-    ctx: BuildContext, provider: str, before: dict[tuple[int, int], tuple[Any, ...]]
+    ctx: BuildContext, provider: str, before: dict[tuple[int, int], StoredEntry]
 ) -> None:
     """What a refresh of ``provider`` read of its stored entries before recomputing them
     (``before``, as for ``note``): the dates ``kept_up`` starts from, not read twice."""
     ctx.memo[STORED, provider] = {
-        key: values[1] for (key, part), values in before.items() if part == 1
+        key: entry.lastmod for (key, part), entry in before.items() if part == 1
     }
 
 

@@ -28,6 +28,7 @@ from ..models.site import effective_site_url, get_settings
 from ..outages import cause_of
 from . import maintenance
 from .changes import OLDEST_WAITING
+from .failures import OUTAGE
 from .presence import worker_alive
 from .providers import Provider
 from .rendering import render_key, settings_key
@@ -191,7 +192,7 @@ class Reader:
         answers 503. Anything else is a bug, logged with its traceback."""
         try:
             work()
-        except maintenance.OUTAGE as error:
+        except OUTAGE as error:
             log.warning(
                 "applying the change log before answering failed (%s: %s); answering with "
                 "what is stored",

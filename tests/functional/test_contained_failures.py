@@ -62,7 +62,7 @@ def checked(app: Any) -> Any:
 
 def test_a_provider_that_fails_on_one_post_lists_every_other(faulty, caplog):
     app, admin, crawler = faulty
-    caplog.set_level(logging.ERROR, "sitemap_server.sitemaps.maintenance")
+    caplog.set_level(logging.ERROR, "sitemap_server.sitemaps")
     one = create_post(admin, "one")
     boom = create_post(admin, "provider-boom")
     two = create_post(admin, "two")
@@ -88,7 +88,7 @@ def test_a_provider_that_fails_on_one_post_lists_every_other(faulty, caplog):
 
 def test_a_filter_that_fails_on_one_entry_leaves_only_that_entry_out(faulty, caplog):
     app, admin, crawler = faulty
-    caplog.set_level(logging.ERROR, "sitemap_server.sitemaps.maintenance")
+    caplog.set_level(logging.ERROR, "sitemap_server.sitemaps")
     boom = create_post(admin, "entry-boom")
     create_post(admin, "fine")
 
@@ -105,7 +105,7 @@ def test_a_filter_that_fails_on_one_entry_leaves_only_that_entry_out(faulty, cap
 
 def test_a_listener_that_fails_for_one_sitemap_keeps_it_as_stored(faulty, caplog):
     app, admin, crawler = faulty
-    caplog.set_level(logging.ERROR, "sitemap_server.sitemaps.maintenance")
+    caplog.set_level(logging.ERROR, "sitemap_server.sitemaps")
     before = url_locs(crawler, "/post-sitemap.xml")
     faulty_plugin.FAILING_LISTENER.add("post")
     change = admin.post_json(
@@ -208,7 +208,7 @@ def test_a_date_no_layer_can_shift_stops_nothing(
     )
     engine_of(app_session).record(app_session, posts={odd})
     app_session.commit()
-    caplog.set_level(logging.ERROR, "sitemap_server.sitemaps.maintenance")
+    caplog.set_level(logging.ERROR, "sitemap_server.sitemaps")
 
     index = fetch_sitemap(testapp, "/sitemap_index.xml")  # applied first (max_staleness 0)
     locs = url_locs(testapp, "/post-sitemap.xml")

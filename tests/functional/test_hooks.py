@@ -26,7 +26,7 @@ from sitemap_server.cli import main as cli_main
 from sitemap_server.demo import seed_demo
 from sitemap_server.notify.worker import Worker
 from sitemap_server.settings import SettingsError
-from sitemap_server.sitemaps import maintenance
+from sitemap_server.sitemaps import chain
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.testing import PROJECT_ROOT, SCHEMAS_DIR, SITE_URL, apply_changes, client
 
@@ -302,7 +302,7 @@ def test_sitemap_entry_implementation_may_take_some_arguments():
     manager.register(PathOnly())
     ctx = SimpleNamespace(site=SimpleNamespace(plugins=manager))
     entries = [Entry(key=1, path="/kept/", lastmod=None), Entry(key=2, path="/gone/", lastmod=None)]
-    kept = list(maintenance._filtered(ctx, Provider(), entries))
+    kept = list(chain.filtered(ctx, Provider(), entries))
     assert [entry.path for entry in kept] == ["/kept/"]
 
 
@@ -314,9 +314,7 @@ def entry_chain(*registered: object) -> list[str]:
         manager.register(plugin)
     # filter_entry reads the site's plugins, and hands the site to each implementation.
     site = SimpleNamespace(plugins=manager)
-    entry, _changed_by = maintenance.filter_entry(
-        site, "post", Entry(key=1, path="/", lastmod=None)
-    )
+    entry, _changed_by = chain.filter_entry(site, "post", Entry(key=1, path="/", lastmod=None))
     assert entry is not None
     return entry.path.strip("/").split("/")
 

@@ -1,0 +1,206 @@
+"""Storing a provider's entries: recompute, compare with what is stored, store the difference.
+
+``refresh_provider`` recomputes the entries of some keys (all: a sitemap rebuilt whole),
+each through the entry chain (``chain.py``), and compares them with the stored ones
+(``StoredEntry``, by key and part). If nothing a crawler would see changed, nothing is
+written. Otherwise the entries are replaced, the sitemap gets a new version
+(``versions.py``), its pages are recut from the first that changed or only redated
+(``pages.py``), and the plugins hear which URLs changed (``sitemap_changed``). Every
+caller holds the maintainer's lock (``maintenance.py``), so no two refreshes of one
+provider overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, delete, insert, select
+
+from ..batches import chunks
+from ..models import SitemapEntry
+from ..models.notifications import ADDED, REMOVED, UPDATED
+from . import newest
+from .chain import prepared
+from .changes import UrlChange
+from .entries import Entry, StoredEntry
+from .pages import overfull_pages, recut_pages, refresh_page_dates
+from .providers import BuildContext, Provider
+from .rendering import render_key
+from .versions import bump, set_due, set_rendered
+
+# A sitemap rebuilt as a whole is compared with what it held, URL by URL, up to this many
+# entries (one IndexNow submission); a larger one is announced as rebuilt, without URLs.
+COMPARED_REBUILD = 10_000
+# ``BuildContext.memo``: the providers refreshed with a change a crawler would see.
+CHANGED = "changed"
+
+# The statements of a refresh, built once with bound parameters: building a statement
+# costs the maintainer more than running it (``bench/maintainer_bench.py --profile``).
+_ENTRIES = cast(Table, SitemapEntry.__table__)
+_STORED = select(*(_ENTRIES.c[name] for name in StoredEntry._fields))
+_OF_KEYS = (
+    _ENTRIES.c.provider == bindparam("provider"),
+    _ENTRIES.c.key.in_(bindparam("keys", expanding=True)),
+)
+STORED_OF_KEYS = _STORED.where(*_OF_KEYS)
+DELETE_OF_KEYS = delete(_ENTRIES).where(*_OF_KEYS)
+INSERT_ENTRIES = insert(_ENTRIES)
+
+Stored = dict[tuple[int, int], StoredEntry]
+
+
+def update_provider(
+    ctx: BuildContext,
+    provider: Provider,
+    keys: set[int] | None,
+    stored: dict[str, datetime | None] | None = None,
+) -> None:
+    """Refresh ``provider`` (``keys``, or all when None) and store when it is next due;
+    ``stored`` (dues, from ``stored_state``) spares that write when the moment has not moved."""
+    refresh_provider(ctx, provider, keys)
+    due_at = provider.next_due(ctx)
+    if stored is None or provider.name not in stored or stored[provider.name] != due_at:
+        set_due(ctx.session, provider.name, due_at)
+        if stored is not None:
+            stored[provider.name] = due_at
+
+
+def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | None) -> None:
+    """Recompute ``provider``'s entries for ``keys`` (all when None) and store what
+    changed."""
+    if keys is None:
+        _rebuild_provider(ctx, provider)
+        return
+    session = ctx.session
+    before: Stored = {}
+    for batch in chunks(sorted(keys)):
+        rows = session.execute(STORED_OF_KEYS, {"provider": provider.name, "keys": batch})
+        before.update({(r.key, r.part): StoredEntry._make(r) for r in rows})
+    newest.note_stored(ctx, provider.name, before)  # authors and terms start from them
+    content_keys = {k for k in keys if k != 0}
+    # Rendered before they are compared: an entry that cannot be rendered is not stored.
+    fresh = list(prepared(ctx, provider, provider.entries(ctx, content_keys)))
+    special: list[tuple[Entry, dict[str, Any]]] = []
+    if 0 in keys:
+        # The home page and archive are dated from the stored entries (``special_entries``
+        # reads them), so the fresh ones must be stored before those are computed.
+        _replace(ctx, provider, content_keys, fresh)
+        special = list(prepared(ctx, provider, provider.special_entries(ctx)))
+    candidates = fresh + special
+    after: Stored = {(e.key, e.part): StoredEntry.of(provider.name, e) for e, _row in candidates}
+    if provider.name in ctx.post_providers:  # their authors' and terms' dates follow
+        newest.note(ctx, keys, before, after)
+    if after == before:
+        return  # nothing a crawler would see has changed: no new version
+    changed(ctx, provider)
+    _announce(ctx, provider, url_changes(ctx, before, after))
+    if 0 in keys:
+        _replace(ctx, provider, {0}, special)
+    else:
+        _replace(ctx, provider, keys, candidates)
+    kept = set(before) & set(after)
+    dated = [
+        (key, before[key, part].lastmod, after[key, part].lastmod)
+        for key, part in kept
+        if after[key, part].lastmod != before[key, part].lastmod
+    ]
+    recut_from: int | None = None
+    membership = set(before) ^ set(after)
+    if membership:
+        recut_from = min(key for key, _ in membership)
+    else:
+        # The same entries: pages keep their cut unless one grew past the byte limit.
+        resized = {k for k in after if _sized(after[k]) != _sized(before[k])}
+        overfull = overfull_pages(ctx, provider.name, {key for key, _ in resized})
+        recut_from = overfull[0].first_key if overfull else None
+    if recut_from is not None:
+        recut_pages(ctx, provider.name, from_key=recut_from)
+        # The pages before the recut keep their entries, not always their dates: a new
+        # newest post dates the home page (key 0), on page 1, too.
+        dated = [change for change in dated if change[0] < recut_from]
+    refresh_page_dates(ctx, provider.name, dated)
+
+
+def _rebuild_provider(ctx: BuildContext, provider: Provider) -> None:
+    """Replace all of ``provider``'s entries and pages."""
+    session = ctx.session
+    if provider.name in ctx.post_providers:
+        newest.forget(ctx)
+    where_provider = _ENTRIES.c.provider == provider.name
+    changed(ctx, provider)
+    # Small sitemaps are compared, so search engines hear of exactly what changed.
+    query = _STORED.where(where_provider).limit(COMPARED_REBUILD + 1)
+    old = {(r.key, r.part): StoredEntry._make(r) for r in session.execute(query)}
+    session.execute(delete(_ENTRIES).where(where_provider))
+    _insert(ctx, provider, provider.entries(ctx, None))
+    _insert(ctx, provider, provider.special_entries(ctx))
+    recut_pages(ctx, provider.name, from_key=None)
+    set_rendered(session, provider.name, render_key(provider.template, ctx.output_key), ctx.output)
+    new = {(r.key, r.part): StoredEntry._make(r) for r in session.execute(query)}
+    if len(old) > COMPARED_REBUILD or len(new) > COMPARED_REBUILD:
+        _announce(ctx, provider, None)
+    else:
+        _announce(ctx, provider, url_changes(ctx, old, new))
+
+
+def changed(ctx: BuildContext, provider: Provider) -> None:
+    """``provider`` has a new version: bumped with the others, in one call, when the
+    savepoint it was refreshed in is done (``bump_changed``)."""
+    ctx.memo.setdefault(CHANGED, set()).add(provider.name)
+
+
+def bump_changed(ctx: BuildContext) -> None:
+    bump(ctx.session, *ctx.memo.pop(CHANGED, ()))
+
+
+def url_changes(ctx: BuildContext, before: Stored, after: Stored) -> list[UrlChange]:
+    """The URLs whose entries appeared, changed or went between ``before`` and ``after``."""
+    found: dict[str, str] = {}
+    for position, entry in before.items():
+        if position not in after:
+            found[entry.path] = REMOVED
+    for position, entry in after.items():
+        previous = before.get(position)
+        if previous is None:
+            found[entry.path] = ADDED
+        elif previous.path != entry.path:  # a new URL (slug, parent): the old one is gone
+            found[previous.path] = REMOVED
+            found[entry.path] = ADDED
+        elif previous != entry:
+            found[entry.path] = UPDATED
+    return [UrlChange(ctx.site_url + path, change) for path, change in found.items()]
+
+
+def _announce(ctx: BuildContext, provider: Provider, urls: list[UrlChange] | None) -> None:
+    """``sitemap_changed``, unless a comparison found nothing a crawler would see."""
+    if urls is None or urls:
+        ctx.plugins.hook.sitemap_changed(
+            session=ctx.session, sitemap=provider.name, urls=urls, site=ctx.site
+        )
+
+
+def _sized(entry: StoredEntry) -> StoredEntry:
+    """What an entry's size depends on: all but its date."""
+    return entry._replace(lastmod=None)
+
+
+def _replace(
+    ctx: BuildContext,
+    provider: Provider,
+    keys: set[int],
+    rows: list[tuple[Entry, dict[str, Any]]],
+) -> None:
+    """Store the rendered entries ``rows`` in place of the provider's stored ones for ``keys``."""
+    for batch in chunks(sorted(keys)):
+        ctx.session.execute(DELETE_OF_KEYS, {"provider": provider.name, "keys": batch})
+    for some in chunks(row for _entry, row in rows):
+        ctx.session.execute(INSERT_ENTRIES, some)
+
+
+def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> None:
+    """Store what the chain makes of ``entries``, each with its rendered fragment and
+    the bytes it takes."""
+    for batch in chunks(row for _entry, row in prepared(ctx, provider, entries)):
+        ctx.session.execute(INSERT_ENTRIES, batch)
