@@ -24,6 +24,8 @@ MAX_INDEXES = 500
 INDEX = "sitemap_index"
 # The sitemaps as pages for people, rendered from their XSL (``sitemaps/html.py``).
 HTML_ROOT = "/sitemaps/"
+# The stylesheets the providers carry (``Provider.xsl``): one path segment, ``.xsl``.
+XSL_ROUTE = "/{stylesheet:[^/]+}.xsl"
 
 # A sitemap's name in its URLs (a provider's: ``post``, ``post_tag``), and a page or part
 # number ("" for the first; ``0``, ``1`` and zero-padded ones move to the canonical URL).

@@ -73,7 +73,11 @@ def sitemap_providers(session: Session, site: Site) -> list[Provider]:
     Called with a session to read from whenever the set of sitemaps may have changed: in
     every write that refreshes the sitemaps, and on the first request after the site
     version moved (settings, post types, taxonomies). Each provider becomes the documents
-    ``/{name}-sitemap.xml``, ``/{name}-sitemap2.xml`` … and their entries in the index.
+    ``/{name}-sitemap.xml``, ``/{name}-sitemap2.xml`` … and their entries in the index, at
+    its ``order``; it carries its stylesheet (``xsl``, the URL its documents name, and
+    ``xsl_asset``, the file served there), and one that reads what the post types' sitemaps
+    list (``ListedPosts``) says so with ``depends_on = ("post",)``: it is refreshed after
+    them, whatever its place in the index.
 
     :param session: a database session (read only).
     :param site: the site (its settings, plugins, database and sitemap engine).
@@ -108,20 +112,23 @@ def sitemap_configure(config: Configurator, site: Site) -> None:
 
 @hookspec
 def sitemap_xsl(site: Site) -> dict[str, str]:
-    """Register XSL stylesheets served by the application.
+    """Register XSL stylesheets served by the application, beside the providers' own.
 
-    Called once at start-up.
+    Called once at start-up. A provider's stylesheet is best carried by the provider
+    (``xsl`` and ``xsl_asset``): one place, served while the provider is. This hook is for
+    a stylesheet no provider carries, and for plugins written before providers did; the
+    paths it returns are served without asking the database.
 
     :param site: the site (its settings, plugins, database and sitemap engine).
-    :return: a mapping of URL path (``/video-sitemap.xsl``) to a Pyramid asset spec
-        (``sitemap_server_video:static/video-sitemap.xsl``). Every path is served with
-        ``X-Robots-Tag: noindex, follow``; a provider names its stylesheet by that path.
+    :return: a mapping of URL path (``/podcast-print.xsl``) to a Pyramid asset spec
+        (``sitemap_server_podcasts:static/print.xsl``). Every path is served with
+        ``X-Robots-Tag: noindex, follow``.
 
     Example::
 
         @hookimpl
         def sitemap_xsl():
-            return {"/podcast-sitemap.xsl": "sitemap_server_podcasts:static/podcast.xsl"}
+            return {"/podcast-print.xsl": "sitemap_server_podcasts:static/print.xsl"}
     """
 
 

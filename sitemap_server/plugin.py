@@ -9,13 +9,17 @@ plugins that ship with the core to it.
 What it holds:
 
 - hooks: ``hookimpl`` marks an implementation of a hook in ``sitemap_server.hookspecs``;
-- sitemaps: ``Provider`` (one sitemap: its entries, the keys a change affects),
-  ``Entry``, ``BuildContext`` (what a provider is given), ``ContentChanges`` (what a
-  write changed, which plugins record for their own rows), ``chunks`` (ids in batches
-  a database takes in one ``IN``), ``w3c`` (a W3C date) and ``valid_chars`` (text XML
-  1.0 can hold);
+- sitemaps: ``Provider`` (one sitemap: its entries, the keys a change affects, its
+  stylesheet, the sitemaps it reads), ``Entry``, ``BuildContext`` (what a provider is
+  given), ``ContentChanges`` (what a write changed, which plugins record for their own
+  rows), ``UrlChange`` (a URL ``sitemap_changed`` names), ``chunks`` (ids in batches a
+  database takes in one ``IN``), ``w3c`` (a W3C date) and ``valid_chars`` (text XML 1.0
+  can hold);
+- what the sitemaps list: ``ListedPosts`` (the posts the post types' sitemaps list, as
+  crawlers are served them, and the home page's entry: for a sitemap that lists some of
+  them again), ``stored_keys`` and ``oldest_lastmod`` (of a provider's own entries);
 - content: the models a plugin reads or joins (``Post``, ``PostType``, ``Term``,
-  ``post_terms``, ``SitemapEntry``), ``Base`` and ``UTCDateTime`` for its own tables,
+  ``post_terms``), ``Base`` and ``UTCDateTime`` for its own tables,
   the length limits of titles and URLs, the shape of a language tag (``LANGUAGE_TAG``,
   ``MAX_LANGUAGE_TAG``), ``utcnow``, ``Links`` (permalinks of posts),
   ``home_path``, ``page_descendants``, ``site_url_of``;
@@ -43,7 +47,8 @@ What it holds:
 - former names, kept for plugins written against them: ``context_of`` and
   ``AppContext`` (now ``site_of`` and ``Site``), ``changed(session, …)`` (now
   ``engine_of(session).record(session, …)``), ``Request`` (now ``OutgoingRequest``: it
-  shadowed Pyramid's).
+  shadowed Pyramid's); ``SitemapEntry``, the core's storage table (``ListedPosts``
+  reads it for a plugin).
 """
 
 from __future__ import annotations
@@ -82,9 +87,10 @@ from .settings import (
     seconds,
 )
 from .site import Site
-from .sitemaps.changes import ContentChanges, record
+from .sitemaps.changes import ContentChanges, UrlChange, record
 from .sitemaps.engine import Engine, engine_of
 from .sitemaps.entries import Entry
+from .sitemaps.listed import ListedPosts, oldest_lastmod, stored_keys
 from .sitemaps.providers import BuildContext, Provider
 from .sitemaps.xml import valid_chars, w3c
 
@@ -112,6 +118,7 @@ __all__ = [
     "Entry",
     "Invalid",
     "Links",
+    "ListedPosts",
     "Message",
     "NotFound",
     "OutgoingRequest",
@@ -125,6 +132,7 @@ __all__ = [
     "SitemapEntry",
     "Term",
     "UTCDateTime",
+    "UrlChange",
     "api_view",
     "body",
     "boolean",
@@ -144,6 +152,7 @@ __all__ = [
     "names",
     "no_content",
     "normal_host",
+    "oldest_lastmod",
     "optional",
     "page_descendants",
     "parse_datetime",
@@ -155,6 +164,7 @@ __all__ = [
     "send_later",
     "site_of",
     "site_url_of",
+    "stored_keys",
     "utcnow",
     "valid_chars",
     "w3c",

@@ -154,7 +154,7 @@ class Site:
     @cached_property
     def stylesheets(self) -> Stylesheets:
         """The stylesheets, compiled once per thread, for the pages for people."""
-        return Stylesheets(self.xsl_files)
+        return Stylesheets()
 
     # The admin API ------------------------------------------------------------------------
 

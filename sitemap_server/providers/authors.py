@@ -42,6 +42,7 @@ class AuthorProvider(Provider):
     name = eligibility.AUTHOR_SITEMAP
     kind = "author"
     order = 20
+    depends_on = ("post",)  # dated by their listed posts (``newest.py``)
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         return set(changes.authors)

@@ -64,6 +64,7 @@ class TaxonomyProvider(Provider):
 
     kind = "term"
     order = 30
+    depends_on = ("post",)  # dated by their listed posts (``newest.py``)
 
     def __init__(self, taxonomy: Taxonomy) -> None:
         self.name = taxonomy.name

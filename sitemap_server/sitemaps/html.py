@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import threading
 from functools import cache
-from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -32,7 +31,7 @@ from .responses import (
     pack,
     send,
 )
-from .views import moved
+from .views import moved, stylesheet_file
 
 # lxml is imported by the first page for people, in each function that uses it: a
 # process that serves only XML does without it (~5 MB).
@@ -43,25 +42,17 @@ if TYPE_CHECKING:
 class Stylesheets:
     """Each XSL compiled once per thread (an lxml XSLT object is not shared across them)."""
 
-    def __init__(self, assets: dict[str, str]) -> None:
-        self.sources = {path: _read(asset) for path, asset in assets.items()}
+    def __init__(self) -> None:
         self.local = threading.local()
 
-    def get(self, path: str) -> etree.XSLT | None:
+    def get(self, asset: str) -> etree.XSLT:
+        """The stylesheet ``asset`` (a Pyramid asset spec), compiled."""
         compiled: dict[str, etree.XSLT] = self.local.__dict__.setdefault("compiled", {})
-        if path not in compiled:
-            source = self.sources.get(path)
-            if source is None:
-                return None
+        if asset not in compiled:
             from lxml import etree
 
-            compiled[path] = etree.XSLT(etree.fromstring(source, parser()))
-        return compiled[path]
-
-
-def _read(asset: str) -> bytes:
-    package, _, path = asset.partition(":")
-    return files(package).joinpath(path).read_bytes()
+            compiled[asset] = etree.XSLT(etree.fromstring(stylesheet_file(asset)[0], parser()))
+        return compiled[asset]
 
 
 @cache
@@ -198,8 +189,9 @@ def _stylesheet_of(request: Request, tree: Any) -> etree.XSLT | None:
     while node is not None:
         if isinstance(node, etree._XSLTProcessingInstruction):
             href = node.get("href") or ""
+            asset = request.read_state.site.stylesheets.get(urlsplit(href).path)
             stylesheets: Stylesheets = request.site.stylesheets
-            return stylesheets.get(urlsplit(href).path)
+            return None if asset is None else stylesheets.get(asset)
         node = node.getprevious()
     return None
 

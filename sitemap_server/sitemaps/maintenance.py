@@ -43,7 +43,7 @@ from . import changes as change_log
 from . import newest
 from .changes import ContentChanges
 from .failures import OUTAGE, WHOLE, failed
-from .providers import PAGE_FRAME_BYTES, BuildContext, Provider
+from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, in_refresh_order
 from .rendering import render_key, settings_key
 from .store import CHANGED, bump_changed, update_provider
 from .versions import StoredState, bump, set_due, stored_state
@@ -222,7 +222,7 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
             else:
                 session.execute(delete(table).where(table.provider.in_(sorted(gone))))
     work: list[tuple[Provider, set[int] | None]] = []
-    for provider in providers:
+    for provider in in_refresh_order(providers):
         # A provider the database has no version of was never built here (a plugin just
         # installed, or enabled again after a rebuild without it): build all of it.
         whole = (
@@ -395,7 +395,7 @@ def catch_up(session: Session, wait: bool = True) -> bool:
     due = {name: due_at for name, due_at in stored.items() if due_at is not None and due_at <= now}
     providers = all_providers(session, site)
     stale = unrendered(output_of(session), providers, state)
-    missing = [p for p in providers if p.name not in stored or p.name in stale]
+    missing = [p for p in in_refresh_order(providers) if p.name not in stored or p.name in stale]
     if not due and not missing:
         return bool(applied)
     ctx = build_context(session, site, providers)

@@ -65,9 +65,12 @@ class Provider:
     """Subclass and register instances through ``sitemap_providers``.
 
     ``name`` is the URL name (``{name}-sitemap.xml``); ``kind`` names the content kind for
-    the exclusion hooks; providers are refreshed, and listed in the index, by ``order``
-    then name; ``xsl`` is the stylesheet its documents point at; ``template`` renders one
-    of its entries, the ``<url>`` element (a Chameleon asset spec).
+    the exclusion hooks; providers are listed in the index by ``order`` then name;
+    ``depends_on`` names the kinds of sitemaps whose stored entries it reads (``"post"``:
+    every post type's, ``listed.ListedPosts``), after which it is refreshed; ``xsl`` is
+    the URL of the stylesheet its documents point at, and ``xsl_asset`` the file served
+    there (a Pyramid asset spec; None: the core's, at ``MAIN_XSL``); ``template`` renders
+    one of its entries, the ``<url>`` element (a Chameleon asset spec).
 
     The maintainer renders an entry when it stores it (``rendering.py``), and a page is
     the core's frame around the stored fragments. A template receives ``entry`` (``loc``,
@@ -84,7 +87,9 @@ class Provider:
     # 404 rather than an empty urlset while it lists nothing (S-306 is for types that
     # have a sitemap; a noindexed post type has one only while it lists something).
     absent_when_empty: bool = False
+    depends_on: tuple[str, ...] = ()
     xsl: str = MAIN_XSL
+    xsl_asset: str | None = None
     template: str = "sitemap_server:templates/url.pt"
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int] | None:
@@ -115,3 +120,19 @@ class Provider:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def in_refresh_order(providers: list[Provider]) -> list[Provider]:
+    """``providers`` (in index order) in the order they are refreshed: each after those
+    of the kinds it ``depends_on``, otherwise in index order. Providers that depend on
+    each other in a circle keep their index order among themselves."""
+    waiting = list(providers)
+    ordered: list[Provider] = []
+    while waiting:
+        ready = next(
+            (p for p in waiting if not any(q.kind in p.depends_on for q in waiting if q is not p)),
+            waiting[0],  # a circle: broken at the first
+        )
+        ordered.append(ready)
+        waiting.remove(ready)
+    return ordered

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +68,9 @@ class SiteSnapshot:
     # The output settings' name (``rendering.settings_key``): fragments made with others
     # are rebuilt before they are served.
     output_key: str = ""
+    # The path of each stylesheet → its asset: the core's, ``sitemap_xsl``'s and those
+    # the providers carry (``Provider.xsl_asset``).
+    stylesheets: dict[str, str] = field(default_factory=dict)
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
@@ -236,12 +239,17 @@ class Reader:
         # next request sees the newer version and reads again.
         with self.site.sessions() as session:
             settings = get_settings(session)
+            providers = self.site.engine.providers(session)
             snapshot = SiteSnapshot(
                 private=settings.private,
                 site_url=effective_site_url(settings, self.site.site_url),
-                providers=self.site.engine.providers(session),
+                providers=providers,
                 zone=site_zone(settings.timezone),
                 output_key=settings_key(maintenance.output_of(session)),
+                stylesheets={
+                    **self.site.xsl_files,
+                    **{p.xsl: p.xsl_asset for p in providers if p.xsl_asset is not None},
+                },
             )
         self.snapshot_of = (site_version, snapshot)
         return snapshot

@@ -205,25 +205,45 @@ def legacy_index_view(request: Request) -> Response:
     return moved(request, request.read_state.site.site_url + index_path(1))
 
 
-def xsl_view(asset: str) -> Any:
-    """A stylesheet: the same bytes for the life of the process, so its ETag is their
-    digest and its date the file's; a browser that has it gets a 304."""
+@lru_cache(maxsize=64)
+def stylesheet_file(asset: str) -> tuple[bytes, str, datetime | None]:
+    """A stylesheet's bytes, their digest and the file's date: the same for the life of
+    the process."""
     package, _, path = asset.partition(":")
     resource = files(package).joinpath(path)
     body = resource.read_bytes()
-    etag = hashlib.blake2b(body, digest_size=8).hexdigest()
-    modified = _modified(resource)
+    return body, hashlib.blake2b(body, digest_size=8).hexdigest(), _modified(resource)
+
+
+def stylesheet_response(request: Request, asset: str) -> Response:
+    """The stylesheet ``asset``, with its digest as ETag and the file's date: a browser
+    that has it gets a 304."""
+    body, etag, modified = stylesheet_file(asset)
+    response = Response(body=body, content_type="text/xsl", charset="UTF-8")
+    response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+    response.etag = etag
+    response.last_modified = modified
+    response.conditional_response = True
+    return response
+
+
+def xsl_view(asset: str) -> Any:
+    """The view of a stylesheet known at start-up (the core's, ``sitemap_xsl``'s): served
+    without asking the database."""
 
     def view(request: Request) -> Response:
-        response = Response(body=body, content_type="text/xsl", charset="UTF-8")
-        response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
-        response.cache_control = request.registry.settings["sitemap_server.cache_control"]
-        response.etag = etag
-        response.last_modified = modified
-        response.conditional_response = True
-        return response
+        return stylesheet_response(request, asset)
 
     return view
+
+
+def provider_xsl_view(request: Request) -> Response:
+    """A stylesheet a provider carries (``Provider.xsl_asset``), at its ``xsl``."""
+    asset = request.read_state.site.stylesheets.get(request.path_info)
+    if asset is None:
+        return not_found(request, request.path)
+    return stylesheet_response(request, asset)
 
 
 def _modified(resource: Any) -> datetime | None:
@@ -283,6 +303,8 @@ def includeme(config: Configurator) -> None:
     for number, (path, asset) in enumerate(sorted(site.xsl_files.items())):
         config.add_route(f"sitemap.xsl.{number}", path)
         config.add_view(xsl_view(asset), route_name=f"sitemap.xsl.{number}", request_method="GET")
+    config.add_route("sitemap.xsl", documents.XSL_ROUTE)
+    config.add_view(provider_xsl_view, route_name="sitemap.xsl", request_method="GET")
     warm_up(site.reader)
 
 

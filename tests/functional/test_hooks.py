@@ -24,6 +24,7 @@ from sitemap_server import hookspecs, migrations, plugins
 from sitemap_server.app import main, site_of_app
 from sitemap_server.cli import main as cli_main
 from sitemap_server.demo import seed_demo
+from sitemap_server.models import Post
 from sitemap_server.notify.worker import Worker
 from sitemap_server.settings import SettingsError
 from sitemap_server.sitemaps import chain
@@ -103,7 +104,8 @@ def test_sitemap_providers_adds_a_sitemap_to_the_index(sample_api, testapp):
     create_post(sample_api, title="Bookmark: Pyramid", slug="pyramid")
     create_post(sample_api, title="An ordinary post", slug="ordinary")
 
-    assert f"{SITE_URL}/bookmarks-sitemap.xml" in index_locs(sample_api)
+    # First in the index (its ``order``), though refreshed after the post types.
+    assert index_locs(sample_api)[0] == f"{SITE_URL}/bookmarks-sitemap.xml"
     root, entries = urlset(sample_api, "/bookmarks-sitemap.xml")
     assert entries == {f"{SITE_URL}/bookmarks/pyramid/": JAN}
     assert_valid_urlset(root)
@@ -133,17 +135,22 @@ def test_sitemap_configure_adds_a_route_and_view(sample, testapp):
     testapp.get("/sample-plugin/ping", status=404)
 
 
-# sitemap_xsl ----------------------------------------------------------------------------
+# A provider's stylesheet, and sitemap_xsl ----------------------------------------------
 
 
-def test_sitemap_xsl_serves_the_stylesheet(sample, testapp):
-    response = sample.get(sample_plugin.XSL_PATH, status=200)
+@pytest.mark.parametrize("path", [sample_plugin.XSL_PATH, sample_plugin.EXTRA_XSL_PATH])
+def test_sitemap_xsl_and_a_providers_stylesheet_are_served(sample, testapp, path):
+    """The bookmarks sitemap carries its stylesheet (``Provider.xsl_asset``); the same
+    file is served at another path through ``sitemap_xsl``."""
+    response = sample.get(path, status=200)
     assert response.content_type == "text/xsl"
     assert response.headers["X-Robots-Tag"] == "noindex, follow"
     expected = Path(sample_plugin.__file__).with_name("sample-sitemap.xsl").read_bytes()
     assert response.body == expected
     etree.XSLT(etree.fromstring(response.body))  # a real stylesheet
-    testapp.get(sample_plugin.XSL_PATH, status=404)
+    assert sample.get(path, headers={"If-None-Match": response.etag}, status=304)
+    testapp.get(path, status=404)
+    sample.get("/no-such-sitemap.xsl", status=404)
 
 
 def test_sitemap_xsl_is_named_by_the_provider(sample_api):
@@ -152,6 +159,10 @@ def test_sitemap_xsl_is_named_by_the_provider(sample_api):
     assert f'<?xml-stylesheet type="text/xsl" href="{sample_plugin.XSL_PATH}"?>' in body
     # The core's own sitemaps keep the core's stylesheet.
     assert 'href="/main-sitemap.xsl"' in sample_api.get("/post-sitemap.xml").text
+    # The page for people is made with it, on the server.
+    page = sample_api.get("/sitemaps/bookmarks-sitemap.html", status=200)
+    assert "<title>Bookmarks sitemap</title>" in page.text
+    assert f"{SITE_URL}/bookmarks/styled/" in page.text
 
 
 # sitemap_namespaces ---------------------------------------------------------------------
@@ -473,16 +484,23 @@ def test_sitemap_seed_demo_adds_the_plugins_content_to_the_demo_site(sample, plu
     with site_of_app(plugin_app).sessions() as session, session.begin():
         summary = seed_demo(session, posts=5)
 
-    # Once, after the core's content, in the seeding transaction: the bookmark is in it.
+    # Once, after the core's content, in the seeding transaction.
     [(posts_before, in_transaction)] = sample_plugin.SEED_CALLS
     assert in_transaction
-    assert summary.startswith(f"demo site seeded: {posts_before + 1} posts and pages")
-    # Then one refresh for everything, the plugin's bookmark included.
+    assert summary.startswith(f"demo site seeded: {posts_before} posts and pages")
+    # The change it recorded is recorded with the demo's: one refresh for everything.
     [refresh] = sample_plugin.CHANGE_CALLS
-    assert sample_plugin.DEMO_BOOKMARK["title"] in refresh["titles"].values()
-    assert len(refresh["posts"]) == posts_before + 1
+    assert len(refresh["posts"]) == posts_before
+    [bookmark] = [i for i, title in refresh["titles"].items() if title.startswith("Bookmark")]
+    assert refresh["titles"][bookmark] == sample_plugin.DEMO_BOOKMARK
+    with site_of_app(plugin_app).sessions() as session:
+        slug = session.get_one(Post, bookmark).slug
+    # Listed as the post sitemap lists the post, with its date.
+    [lastmod] = [
+        m for loc, m in urlset(sample, "/post-sitemap.xml")[1].items() if f"/{slug}/" in loc
+    ]
     root, entries = urlset(sample, "/bookmarks-sitemap.xml")
-    assert entries == {f"{SITE_URL}/bookmarks/sample-demo/": JAN}
+    assert entries == {f"{SITE_URL}/bookmarks/{slug}/": lastmod}
     assert_valid_urlset(root)
 
 

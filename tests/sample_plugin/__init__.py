@@ -5,6 +5,12 @@ It is an ordinary module registered by dotted name through the setting
 exactly as a deployment would register an unpackaged plugin. Each hook does one small,
 observable thing; the calls some hooks receive are recorded in the lists below, which the
 tests empty before each test.
+
+It is written as a third party would write one, against the door alone
+(``sitemap_server.plugin``; ``tests/unit/test_plugin_door.py`` holds it to that): its
+sitemap carries its stylesheet, reads the listed posts rather than deciding again which
+posts are listed, is refreshed after them though it comes first in the index, and its
+demo content records its change with the one verb (``engine_of(session).record``).
 """
 
 from __future__ import annotations
@@ -20,15 +26,24 @@ from pyramid.response import Response
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
-from sitemap_server import hookimpl
-from sitemap_server.api.auth import ADMIN
-from sitemap_server.content import eligibility
-from sitemap_server.models import Post, PostType
-from sitemap_server.plugin import Burst, Channel, Message, Setting, http_url, optional
-from sitemap_server.services import posts as post_service
-from sitemap_server.sitemaps.changes import ContentChanges, UrlChange
-from sitemap_server.sitemaps.entries import Entry
-from sitemap_server.sitemaps.providers import BuildContext, Provider
+from sitemap_server.plugin import (
+    BuildContext,
+    Burst,
+    Channel,
+    ContentChanges,
+    Entry,
+    ListedPosts,
+    Message,
+    Post,
+    Provider,
+    Setting,
+    UrlChange,
+    api_view,
+    engine_of,
+    hookimpl,
+    http_url,
+    optional,
+)
 
 WEBHOOK_URL = "sample_plugin.webhook_url"
 WEBHOOK = "sample.webhook"
@@ -36,15 +51,12 @@ NAMESPACE_PREFIX = "sample"
 NAMESPACE = "https://sitemap-server.test/schemas/sample/1.0"
 XSL_PATH = "/sample-sitemap.xsl"
 XSL_ASSET = "sample_plugin:sample-sitemap.xsl"
+# A stylesheet no provider carries (``sitemap_xsl``): the same file, at another path.
+EXTRA_XSL_PATH = "/sample-extra.xsl"
 VERSIONS = Path(__file__).resolve().parent / "versions"
 FAIL_TITLE = "Raise in sitemap_content_changed"
-DEMO_BOOKMARK = {
-    "type": "post",
-    "title": "Bookmark: the sample plugin's demo",
-    "slug": "sample-demo",
-    "status": "publish",
-    "published_at": "2024-01-10T12:00:00+00:00",
-}
+# The title the demo's first post is given: it is then a bookmark.
+DEMO_BOOKMARK = "Bookmark: the sample plugin's demo"
 
 # (kind, type name of the item or None, path) for every sitemap_entry call.
 ENTRY_CALLS: list[tuple[str, str | None, str]] = []
@@ -64,36 +76,35 @@ def reset() -> None:
 
 
 class BookmarkProvider(Provider):
-    """``bookmarks-sitemap.xml``: listed posts whose title starts with "Bookmark"."""
+    """``bookmarks-sitemap.xml``: the listed posts whose title starts with "Bookmark", at
+    ``/bookmarks/{slug}/``. First in the index, refreshed after the post types (it reads
+    what they list: the exclusion rules and every plugin's vetoes are theirs)."""
 
     name = "bookmarks"
     kind = "bookmark"
-    order = 60
+    order = 1
+    depends_on = ("post",)
     xsl = XSL_PATH
+    xsl_asset = XSL_ASSET
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         return set(changes.posts)
 
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
-        post_type = ctx.session.get(PostType, "post")
-        if post_type is None:
-            return
-        # The shared rules, plugins' criteria included: a plugin lists what the core lists.
         query = (
-            select(Post)
-            .where(
-                eligibility.post_criteria(ctx.site, post_type, ctx.now),
-                Post.title.startswith("Bookmark"),
-            )
-            .order_by(Post.id)
+            ListedPosts.query(ctx, Post, types=["post"])
+            .join(Post, Post.id == ListedPosts.post_id)
+            .where(Post.title.startswith("Bookmark"))
+            .order_by(ListedPosts.post_id)
         )
         if keys is not None:
-            query = query.where(Post.id.in_(sorted(keys)))
-        for post in ctx.session.scalars(query):
-            if eligibility.excluded_by_plugins(ctx.site, "post", post):
-                continue
+            query = query.where(ListedPosts.post_id.in_(sorted(keys)))
+        for row in ctx.session.execute(query):
             yield Entry(
-                key=post.id, path=f"/bookmarks/{post.slug}/", lastmod=post.modified_at, item=post
+                key=row.post_id,
+                path=f"/bookmarks/{row.Post.slug}/",
+                lastmod=row.lastmod,
+                item=row.Post,
             )
 
 
@@ -106,6 +117,7 @@ def ping_view(request: Request) -> Response:
     return Response("pong", content_type="text/plain", charset="UTF-8")
 
 
+@api_view(route_name="sample_plugin.api", request_method="GET")
 def sample_api_view(request: Request) -> dict[str, Any]:
     greeting = request.openapi.parameters.query.get("greeting", "hello")
     return {"plugin": "sample", "greeting": greeting}
@@ -117,19 +129,12 @@ def sitemap_configure(config: Configurator) -> None:
     config.add_view(ping_view, route_name="sample_plugin.ping", request_method="GET")
     # Documented by sitemap_openapi below, so its requests are validated like the core's.
     config.add_route("sample_plugin.api", "/api/sample")
-    config.add_view(
-        sample_api_view,
-        route_name="sample_plugin.api",
-        request_method="GET",
-        permission=ADMIN,
-        openapi=True,
-        renderer="json",
-    )
+    config.scan(__name__, ignore=".misspelt")
 
 
 @hookimpl
 def sitemap_xsl() -> dict[str, str]:
-    return {XSL_PATH: XSL_ASSET}
+    return {EXTRA_XSL_PATH: XSL_ASSET}
 
 
 @hookimpl
@@ -193,11 +198,15 @@ def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None
 
 @hookimpl
 def sitemap_seed_demo(session: Session) -> None:
-    """Record the call; add a bookmark to the demo site."""
+    """Record the call; make the demo's first post a bookmark, and record that change
+    with the one verb (the seeding holds it back and records it with the demo's)."""
     SEED_CALLS.append(
         (session.scalar(select(func.count()).select_from(Post)) or 0, session.in_transaction())
     )
-    post_service.create_post(session, DEMO_BOOKMARK)
+    post = session.scalars(select(Post).where(Post.type == "post").order_by(Post.id)).first()
+    if post is not None:
+        post.title = DEMO_BOOKMARK
+        engine_of(session).record(session, posts={post.id})
 
 
 @hookimpl

@@ -1,6 +1,6 @@
 """A plugin with a misspelt hook name: the plugin manager must refuse it at start-up."""
 
-from sitemap_server import hookimpl
+from sitemap_server.plugin import hookimpl
 
 
 @hookimpl

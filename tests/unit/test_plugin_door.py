@@ -1,7 +1,8 @@
 """Plugins reach the core through one door: ``sitemap_server.plugin``.
 
-The two plugins that ship beside the core are held to what a third-party plugin may
-use: their packages import from ``sitemap_server.plugin`` and nothing else of ours.
+The two plugins that ship beside the core, and the tests' sample plugin, are held to what
+a third-party plugin may use: their packages import from ``sitemap_server.plugin`` and
+nothing else of ours.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from sitemap_server import plugin
 
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_plugin"
 PACKAGES = sorted(p.parent for p in PLUGINS.glob("*/sitemap_server_*/__init__.py"))
 
 
@@ -38,10 +40,10 @@ def test_there_are_plugins_to_check():
     assert [p.name for p in PACKAGES] == ["sitemap_server_news", "sitemap_server_video"]
 
 
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("package", [*PACKAGES, SAMPLE], ids=lambda p: p.name)
 def test_a_plugin_package_imports_only_the_door(package: Path):
     outside = [
-        f"{path.relative_to(PLUGINS)}:{line}: {module}"
+        f"{path.relative_to(package.parent)}:{line}: {module}"
         for path in sorted(package.rglob("*.py"))
         for line, module in core_imports(path)
         if module != "sitemap_server.plugin"

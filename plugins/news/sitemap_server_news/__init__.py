@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from sitemap_server.plugin import Provider, hookimpl
 
 from . import models  # noqa: F401  (the tables join the core's metadata)
-from .provider import XSL, NewsProvider
+from .provider import NewsProvider
 
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 
@@ -31,11 +31,6 @@ def sitemap_providers(session: Session) -> list[Provider]:
 @hookimpl
 def sitemap_configure(config: Configurator) -> None:
     config.include("sitemap_server_news.api")
-
-
-@hookimpl
-def sitemap_xsl() -> dict[str, str]:
-    return {XSL: "sitemap_server_news:static/news-sitemap.xsl"}
 
 
 @hookimpl

@@ -15,17 +15,19 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import exists, func, or_, select
+from sqlalchemy import exists, or_, select
 
 from sitemap_server.plugin import LANGUAGE_TAG as CORE_LANGUAGE_TAG
 from sitemap_server.plugin import (
     BuildContext,
     ContentChanges,
     Entry,
+    ListedPosts,
     Post,
     Provider,
-    SitemapEntry,
+    oldest_lastmod,
     post_terms,
+    stored_keys,
     valid_chars,
     w3c,
 )
@@ -80,8 +82,10 @@ def news_settings(session: Any) -> NewsSettings:
 class NewsProvider(Provider):
     name = NAME
     kind = "news"
-    order = 45  # after the post types, whose stored entries it reads
+    order = 45
+    depends_on = ("post",)  # it reads the listed posts
     xsl = XSL
+    xsl_asset = "sitemap_server_news:static/news-sitemap.xsl"
     template = TEMPLATE
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int] | None:
@@ -93,7 +97,7 @@ class NewsProvider(Provider):
         with those and makes a new version only if what a crawler sees has changed."""
         if not (changes.posts or changes.terms or changes.site):
             return set()
-        stored = stored_keys(ctx)
+        stored = stored_keys(ctx, NAME)
         if changes.terms or changes.site:  # a term, or the names and languages changed
             return stored or None
         listed_posts = {key % KEY_IDS for key in stored}
@@ -119,35 +123,22 @@ class NewsProvider(Provider):
         types = [t for t in settings.post_types or [] if t in ctx.post_providers]
         if not types:
             return
-        not_news = exists().where(NewsPost.post_id == SitemapEntry.key, NewsPost.not_news)
+        not_news = exists().where(NewsPost.post_id == ListedPosts.post_id, NewsPost.not_news)
         excluded_term = exists().where(
-            post_terms.c.post_id == SitemapEntry.key,
+            post_terms.c.post_id == ListedPosts.post_id,
             NewsTerm.term_id == post_terms.c.term_id,
             NewsTerm.exclude,
         )
         listed = (
-            select(
-                SitemapEntry.key,
-                SitemapEntry.path,
-                SitemapEntry.lastmod,
-                SitemapEntry.images,
-                SitemapEntry.alternates,
-            )
-            .where(
-                SitemapEntry.provider.in_(types),
-                SitemapEntry.part == 1,
-                SitemapEntry.key > 0,
-                SitemapEntry.lastmod > ctx.now - WINDOW,
-                ~not_news,
-                ~excluded_term,
-            )
-            .order_by(SitemapEntry.lastmod.desc(), SitemapEntry.key.desc())
+            ListedPosts.query(ctx, types=types)
+            .where(ListedPosts.lastmod > ctx.now - WINDOW, ~not_news, ~excluded_term)
+            .order_by(ListedPosts.lastmod.desc(), ListedPosts.post_id.desc())
             .limit(MAX_ITEMS)
         )
         rows = list(ctx.session.execute(listed))
         if not rows:
             return
-        ids = [row.key for row in rows]
+        ids = [row.post_id for row in rows]
         posts = {
             post.id: post for post in ctx.session.scalars(select(Post).where(Post.id.in_(ids)))
         }
@@ -161,7 +152,7 @@ class NewsProvider(Provider):
             news_language(settings.language) or news_language(ctx.settings.language) or "en"
         )
         for row in rows:
-            post, news = posts.get(row.key), fields.get(row.key)
+            post, news = posts.get(row.post_id), fields.get(row.post_id)
             if post is None:
                 # Deleted since its entry was read (another transaction committed between
                 # the two reads): its deletion is in the change log, applied next.
@@ -180,7 +171,7 @@ class NewsProvider(Provider):
             if news is not None and news.keywords:
                 extra["keywords"] = " ".join(valid_chars(news.keywords).split())
             yield Entry(
-                key=order_key(row.lastmod, row.key),
+                key=order_key(row.lastmod, row.post_id),
                 path=row.path,
                 lastmod=row.lastmod,
                 images=list(row.images or []),
@@ -191,15 +182,8 @@ class NewsProvider(Provider):
 
     def next_due(self, ctx: BuildContext) -> datetime | None:
         """When the oldest listed item turns 48 hours old."""
-        oldest = ctx.session.scalar(
-            select(func.min(SitemapEntry.lastmod)).where(SitemapEntry.provider == NAME)
-        )
+        oldest = oldest_lastmod(ctx, NAME)
         return oldest + WINDOW if oldest is not None else None
-
-
-def stored_keys(ctx: BuildContext) -> set[int]:
-    """The keys of the news entries stored now (at most 1,000)."""
-    return set(ctx.session.scalars(select(SitemapEntry.key).where(SitemapEntry.provider == NAME)))
 
 
 def order_key(lastmod: datetime, post_id: int) -> int:

@@ -24,7 +24,7 @@ from . import (
     services,
 )
 from .oembed import sitemap_channels, sitemap_settings  # noqa: F401  (its hooks are ours)
-from .provider import XSL, VideoProvider
+from .provider import VideoProvider
 
 VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
 
@@ -37,11 +37,6 @@ def sitemap_providers(session: Session) -> list[Provider]:
 @hookimpl
 def sitemap_configure(config: Configurator) -> None:
     config.include("sitemap_server_video.api")
-
-
-@hookimpl
-def sitemap_xsl() -> dict[str, str]:
-    return {XSL: "sitemap_server_video:static/video-sitemap.xsl"}
 
 
 @hookimpl

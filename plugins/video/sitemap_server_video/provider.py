@@ -1,7 +1,7 @@
 """``video-sitemap.xml``: one ``<url>`` per listed post with videos (S-503).
 
-A post is listed here exactly when a core post sitemap lists it: the entries are joined
-to the core's stored entries, which passed every shared exclusion rule (status,
+A post is listed here exactly when a core post sitemap lists it: the entries are made from
+the listed posts (``ListedPosts``), which passed every shared exclusion rule (status,
 password, noindex, canonical, private site, plugins' criteria and filters). Everything a
 ``<video:video>`` says is computed here, at write time, so a page renders as fast as a
 core one.
@@ -21,14 +21,13 @@ from sitemap_server.plugin import (
     BuildContext,
     ContentChanges,
     Entry,
+    ListedPosts,
     Post,
     Provider,
-    SitemapEntry,
     Term,
     chunks,
     clean_text,
     clean_url,
-    home_path,
     host_of,
     normal_host,
     page_descendants,
@@ -53,8 +52,10 @@ TAG_TAXONOMY = "post_tag"
 class VideoProvider(Provider):
     name = "video"
     kind = "video"
-    order = 40  # after the post types, whose stored entries it reads
+    order = 40
+    depends_on = ("post",)  # it reads the listed posts
     xsl = XSL
+    xsl_asset = "sitemap_server_video:static/video-sitemap.xsl"
     template = TEMPLATE
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
@@ -77,36 +78,29 @@ class VideoProvider(Provider):
         if not ctx.post_providers:
             return
         # The post's own entry: its URL, date and translations (hreflang, S-405).
-        listed = select(
-            SitemapEntry.key, SitemapEntry.path, SitemapEntry.lastmod, SitemapEntry.alternates
-        ).where(
-            SitemapEntry.provider.in_(ctx.post_providers),
-            SitemapEntry.part == 1,
-            SitemapEntry.key > 0,
-            exists().where(Video.post_id == SitemapEntry.key),
-        )
+        listed = ListedPosts.query(ctx).where(exists().where(Video.post_id == ListedPosts.post_id))
         site_host = normal_host(urlsplit(ctx.site_url).hostname or "")
         batches = [None] if keys is None else list(chunks(sorted(keys)))
         front = _front_page_row(ctx)
         for batch in batches:
             # Sorted here: ORDER BY made SQLite walk every listed entry in key order
             # instead of looking up the batch's keys (15 ms a write at 100k posts).
-            query = listed if batch is None else listed.where(SitemapEntry.key.in_(batch))
+            query = listed if batch is None else listed.where(ListedPosts.post_id.in_(batch))
             found: list[Any] = list(ctx.session.execute(query))
-            if front is not None and (batch is None or front.key in batch):
+            if front is not None and (batch is None or front.post_id in batch):
                 found.append(front)
-            found.sort(key=lambda row: row.key)
+            found.sort(key=lambda row: row.post_id)
             for rows in chunks(found, 500):
-                ids = [row.key for row in rows]
+                ids = [row.post_id for row in rows]
                 videos = _videos(ctx, ids)
                 titles = select(Post.id, Post.title).where(Post.id.in_(ids))
                 posts = {post_id: title for post_id, title in ctx.session.execute(titles)}
                 tags = _tags(ctx, ids)
                 for row in rows:
-                    own = videos.get(row.key, [])
-                    if row.key not in posts:
+                    own = videos.get(row.post_id, [])
+                    if row.post_id not in posts:
                         continue  # deleted since its entry was read: the change log has it
-                    title, post_tags = posts[row.key], tags.get(row.key, [])
+                    title, post_tags = posts[row.post_id], tags.get(row.post_id, [])
                     fields = [video_fields(v, title, post_tags, site_host) for v in own]
                     shown = [f for f in fields if f is not None]
                     if not shown:
@@ -117,7 +111,7 @@ class VideoProvider(Provider):
                     ]
                     lastmod = max(dates, default=None)
                     yield Entry(
-                        key=row.key,
+                        key=row.post_id,
                         path=row.path,
                         lastmod=lastmod,
                         extra={"videos": shown},
@@ -127,7 +121,7 @@ class VideoProvider(Provider):
 
 
 class _Listed(NamedTuple):
-    key: int
+    post_id: int
     path: str
     lastmod: datetime | None
     alternates: list[list[str]] | None = None
@@ -139,13 +133,7 @@ def _front_page_row(ctx: BuildContext) -> _Listed | None:
     settings = ctx.settings
     if settings.front_page != "page" or settings.front_page_id is None:
         return None
-    home = ctx.session.execute(
-        select(SitemapEntry.path, SitemapEntry.lastmod).where(
-            SitemapEntry.provider.in_(ctx.post_providers),
-            SitemapEntry.key == 0,
-            SitemapEntry.path == home_path(),
-        )
-    ).first()
+    home = ListedPosts.home_page(ctx)
     has_video = exists().where(Video.post_id == settings.front_page_id)
     if home is None or not ctx.session.scalar(select(has_video)):
         return None
