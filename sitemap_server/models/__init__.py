@@ -67,6 +67,7 @@ __all__ = [
     "post_terms",
     "site_of",
     "take_write_lock",
+    "update_planner_statistics",
 ]
 
 configure_mappers()
@@ -160,6 +161,19 @@ def take_write_lock(session: Session, wait: bool = True) -> bool:
     finally:
         connection.exec_driver_sql(f"PRAGMA busy_timeout = {busy_timeout}")
     return True
+
+
+def update_planner_statistics(session: Session, table: str | None = None) -> None:
+    """After a bulk change (an import, a rebuild): fresh statistics for the query planner.
+
+    SQLite has none until ``ANALYZE`` runs, and without them it may answer "the newest
+    listed post of this author" by scanning every stored entry instead of the author's
+    posts (170 ms instead of 0.4 ms at a million posts). PostgreSQL analyzes by itself,
+    but only some time after a bulk load.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(text("PRAGMA analysis_limit = 1000"))  # sample, don't read it all
+    session.execute(text(f"ANALYZE {table}" if table else "ANALYZE"))
 
 
 # The first key of every advisory lock ``hold_lock`` takes. Two-key advisory locks are a

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from ..content import object_urls
 from ..content.slugs import normal_slug
 from ..errors import FieldProblem, Invalid, ServiceError
-from ..models import Post
+from ..models import Post, update_planner_statistics
 from ..sitemaps.changes import held_back, record
 from . import authors, terms, types
 from .decoding import NotJSON, NotUTF8, decode_json, text_problems
@@ -112,8 +112,6 @@ class _PostBatch:
             # that still takes ``posts`` for empty looks up each batch's slugs with a scan
             # of every post imported so far (quadratic: 1.5 s a batch was seen in a
             # 1,000,000-post import on PostgreSQL). ANALYZE in the transaction sees them.
-            from ..sitemaps.maintenance import update_planner_statistics
-
             update_planner_statistics(self.session)
 
 
