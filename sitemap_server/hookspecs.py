@@ -75,6 +75,13 @@ def sitemap_providers(session: Session, site: Site) -> list[Provider]:
     version moved (settings, post types, taxonomies). Each provider becomes the documents
     ``/{name}-sitemap.xml``, ``/{name}-sitemap2.xml`` … and their entries in the index.
 
+    A ``Provider`` computes its entries (``entries``) and the keys a change reaches
+    (``affected_keys``). ``explain_lastmod(ctx, entry)`` says in words where the date of
+    one of its stored entries (a ``StoredEntry``) comes from: the ``lastmod_source``
+    that ``sitemap-server explain`` prints, by default "computed by the {name} sitemap's
+    provider" (the video plugin's names the post or the video that dates an entry).
+    Its docstrings say the rest.
+
     :param session: a database session (read only).
     :param site: the site (its settings, plugins, database and sitemap engine).
     :return: a list of providers (may be empty). All results are combined.

@@ -9,11 +9,12 @@ plugins that ship with the core to it.
 What it holds:
 
 - hooks: ``hookimpl`` marks an implementation of a hook in ``sitemap_server.hookspecs``;
-- sitemaps: ``Provider`` (one sitemap: its entries, the keys a change affects),
-  ``Entry``, ``BuildContext`` (what a provider is given), ``ContentChanges`` (what a
-  write changed, which plugins record for their own rows), ``chunks`` (ids in batches
-  a database takes in one ``IN``), ``w3c`` (a W3C date) and ``valid_chars`` (text XML
-  1.0 can hold);
+- sitemaps: ``Provider`` (one sitemap: its entries, the keys a change affects, where
+  an entry's date comes from), ``Entry``, ``StoredEntry`` (an entry as stored, which
+  ``Provider.explain_lastmod`` is given), ``BuildContext`` (what a provider is given),
+  ``ContentChanges`` (what a write changed, which plugins record for their own rows),
+  ``chunks`` (ids in batches a database takes in one ``IN``), ``w3c`` (a W3C date) and
+  ``valid_chars`` (text XML 1.0 can hold);
 - content: the models a plugin reads or joins (``Post``, ``PostType``, ``Term``,
   ``post_terms``, ``SitemapEntry``), ``Base`` and ``UTCDateTime`` for its own tables,
   the length limits of titles and URLs, the shape of a language tag (``LANGUAGE_TAG``,
@@ -84,7 +85,7 @@ from .settings import (
 from .site import Site
 from .sitemaps.changes import ContentChanges, record
 from .sitemaps.engine import Engine, engine_of
-from .sitemaps.entries import Entry
+from .sitemaps.entries import Entry, StoredEntry
 from .sitemaps.providers import BuildContext, Provider
 from .sitemaps.xml import valid_chars, w3c
 
@@ -123,6 +124,7 @@ __all__ = [
     "Setting",
     "Site",
     "SitemapEntry",
+    "StoredEntry",
     "Term",
     "UTCDateTime",
     "api_view",

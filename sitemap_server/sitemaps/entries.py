@@ -38,6 +38,18 @@ class Entry:
         }
 
 
+@dataclass(frozen=True)
+class StoredEntry:
+    """An entry as the engine stored it: the sitemap (``provider``) that lists it, its
+    key and part there, its path and its lastmod."""
+
+    provider: str
+    key: int
+    part: int
+    path: str
+    lastmod: datetime | None
+
+
 def alternate_links(
     groups: dict[str, dict[str, str]], x_default: str | None
 ) -> dict[str, list[list[str]]]:

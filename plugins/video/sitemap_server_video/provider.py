@@ -24,6 +24,7 @@ from sitemap_server.plugin import (
     Post,
     Provider,
     SitemapEntry,
+    StoredEntry,
     Term,
     chunks,
     clean_text,
@@ -124,6 +125,34 @@ class VideoProvider(Provider):
                         alternates=row.alternates,
                         item=own,
                     )
+
+    def explain_lastmod(self, ctx: BuildContext, entry: StoredEntry) -> str:
+        """The later of the date of the post's own entry and its videos' (as ``entries``
+        dates it), and which of them it is."""
+        # A static front page's videos are the home page's (``_front_page_row``).
+        front = entry.path == home_path()
+        post = ctx.session.execute(
+            select(SitemapEntry.provider, SitemapEntry.lastmod).where(
+                SitemapEntry.provider.in_(ctx.post_providers),
+                SitemapEntry.key == (0 if front else entry.key),
+                SitemapEntry.part == 1,
+                SitemapEntry.path == entry.path,
+            )
+        ).one()
+        own, videos = ("the home page's", "the front page's") if front else ("the post's", "its")
+        source = (
+            f"the later of {own} lastmod in the {post.provider} sitemap "
+            f"and {videos} videos' modified times"
+        )
+        if post.lastmod == entry.lastmod:
+            return f"{source} ({own} lastmod)"
+        dating = ctx.session.scalar(
+            select(Video.id)
+            .where(Video.post_id == entry.key, Video.modified_at == entry.lastmod)
+            .order_by(Video.id)
+            .limit(1)
+        )
+        return f"{source} (video {dating}'s modified time)" if dating is not None else source
 
 
 class _Listed(NamedTuple):
