@@ -79,6 +79,13 @@ def sitemap_providers(session: Session, site: Site) -> list[Provider]:
     list (``ListedPosts``) says so with ``depends_on = ("post",)``: it is refreshed after
     them, whatever its place in the index.
 
+    A ``Provider`` computes its entries (``entries``) and the keys a change reaches
+    (``affected_keys``). ``explain_lastmod(ctx, entry)`` says in words where the date of
+    one of its stored entries (a ``StoredEntry``) comes from: the ``lastmod_source``
+    that ``sitemap-server explain`` prints, by default "computed by the {name} sitemap's
+    provider" (the video plugin's names the post or the video that dates an entry).
+    Its docstrings say the rest.
+
     :param session: a database session (read only).
     :param site: the site (its settings, plugins, database and sitemap engine).
     :return: a list of providers (may be empty). All results are combined.

@@ -10,11 +10,12 @@ What it holds:
 
 - hooks: ``hookimpl`` marks an implementation of a hook in ``sitemap_server.hookspecs``;
 - sitemaps: ``Provider`` (one sitemap: its entries, the keys a change affects, its
-  stylesheet, the sitemaps it reads), ``Entry``, ``BuildContext`` (what a provider is
-  given), ``ContentChanges`` (what a write changed, which plugins record for their own
-  rows), ``UrlChange`` (a URL ``sitemap_changed`` names), ``chunks`` (ids in batches a
-  database takes in one ``IN``), ``w3c`` (a W3C date) and ``valid_chars`` (text XML 1.0
-  can hold);
+  stylesheet, the sitemaps it reads, where an entry's date comes from), ``Entry``,
+  ``StoredEntry`` (an entry as stored, which ``Provider.explain_lastmod`` is given),
+  ``BuildContext`` (what a provider is given), ``ContentChanges`` (what a write changed,
+  which plugins record for their own rows), ``UrlChange`` (a URL ``sitemap_changed``
+  names), ``chunks`` (ids in batches a database takes in one ``IN``), ``w3c`` (a W3C
+  date) and ``valid_chars`` (text XML 1.0 can hold);
 - what the sitemaps list: ``ListedPosts`` (the posts the post types' sitemaps list, as
   crawlers are served them, and the home page's entry: for a sitemap that lists some of
   them again), ``stored_keys`` and ``oldest_lastmod`` (of a provider's own entries);
@@ -89,7 +90,7 @@ from .settings import (
 from .site import Site
 from .sitemaps.changes import ContentChanges, UrlChange, record
 from .sitemaps.engine import Engine, engine_of
-from .sitemaps.entries import Entry
+from .sitemaps.entries import Entry, StoredEntry
 from .sitemaps.listed import ListedPosts, oldest_lastmod, stored_keys
 from .sitemaps.providers import BuildContext, Provider
 from .sitemaps.xml import valid_chars, w3c
@@ -130,6 +131,7 @@ __all__ = [
     "Setting",
     "Site",
     "SitemapEntry",
+    "StoredEntry",
     "Term",
     "UTCDateTime",
     "UrlChange",

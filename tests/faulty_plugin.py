@@ -2,7 +2,8 @@
 
 Registered by dotted name (``sitemap_server.extra_plugins = faulty_plugin``). Its provider,
 ``/faulty-sitemap.xml``, lists every published post at ``/faulty/{slug}/`` and raises for
-a post whose slug contains ``provider-boom``; its ``sitemap_entry`` filter raises for an
+a post whose slug contains ``provider-boom``, and, asked where an entry's date comes from,
+for one whose slug contains ``explain-boom``; its ``sitemap_entry`` filter raises for an
 entry whose path contains ``entry-boom``; its ``sitemap_changed`` listener raises for the
 sitemaps named in ``FAILING_LISTENER`` (empty unless a test fills it).
 """
@@ -17,7 +18,7 @@ from sqlalchemy import select
 from sitemap_server import hookimpl
 from sitemap_server.models import Post
 from sitemap_server.sitemaps.changes import ContentChanges
-from sitemap_server.sitemaps.entries import Entry
+from sitemap_server.sitemaps.entries import Entry, StoredEntry
 from sitemap_server.sitemaps.providers import BuildContext, Provider
 
 NAME = "faulty"
@@ -40,6 +41,11 @@ class FaultyProvider(Provider):
             if "provider-boom" in post.slug:
                 raise ValueError(f"the faulty provider cannot list {post.slug!r}")
             yield Entry(key=post.id, path=f"/faulty/{post.slug}/", lastmod=post.modified_at)
+
+    def explain_lastmod(self, ctx: BuildContext, entry: StoredEntry) -> str:
+        if "explain-boom" in entry.path:
+            raise RuntimeError(f"the faulty provider cannot explain {entry.path}")
+        return super().explain_lastmod(ctx, entry)
 
 
 @hookimpl

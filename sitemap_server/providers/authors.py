@@ -17,7 +17,7 @@ from ..models import Author, Post, SitemapEntry
 from ..models.site import get_settings
 from ..sitemaps import newest
 from ..sitemaps.changes import ContentChanges
-from ..sitemaps.entries import Entry
+from ..sitemaps.entries import Entry, StoredEntry
 from ..sitemaps.providers import BuildContext, Provider
 
 _posts = cast(Table, Post.__table__)
@@ -82,6 +82,12 @@ class AuthorProvider(Provider):
                     lastmod=lastmod,
                     item=author,
                 )
+
+    def explain_lastmod(self, ctx: BuildContext, entry: StoredEntry) -> str:
+        """The newest of the author's listed posts."""
+        of_author = select(Post.id).where(Post.author_id == entry.key)
+        post = newest.dating_post(ctx.session, entry.lastmod, ctx.post_providers, of_author)
+        return f"the newest lastmod of its listed posts{post}"
 
     def _kept_up(self, ctx: BuildContext, keys: list[int]) -> dict[int, datetime]:
         """The newest listed post of the authors ``keys`` that follows from their stored

@@ -20,8 +20,8 @@ from ..hookspecs import hookimpl
 from ..models import Post, PostType, SitemapEntry, post_terms
 from ..models.content import LISTED_STATUSES
 from ..sitemaps.changes import ContentChanges
-from ..sitemaps.entries import Entry, alternate_links
-from ..sitemaps.newest import newest_listed
+from ..sitemaps.entries import Entry, StoredEntry, alternate_links
+from ..sitemaps.newest import dating_post, newest_listed
 from ..sitemaps.providers import BuildContext, Provider
 
 log = logging.getLogger(__name__)
@@ -217,6 +217,25 @@ class PostTypeProvider(Provider):
             return
         if newest is not None:
             yield Entry(key=0, path=path, lastmod=newest, images=images)
+
+    def explain_lastmod(self, ctx: BuildContext, entry: StoredEntry) -> str:
+        """A post's own times, or the newest listed post's date for the home page, an
+        archive (key 0) and the posts page."""
+        if entry.key == 0:
+            dated_by = "post" if entry.path == permalinks.home_path() else self.name
+            what = "home page" if dated_by == "post" else f"archive of {self.name!r}"
+            newest = dating_post(ctx.session, entry.lastmod, [dated_by])
+            return f"{what}: the newest lastmod of the listed {dated_by!r} posts{newest}"
+        if entry.key == ctx.settings.posts_page_id:
+            newest = dating_post(ctx.session, entry.lastmod, ["post"])
+            if newest:
+                return f"posts page: the newest lastmod of the listed 'post' posts{newest}"
+        post = ctx.session.get_one(Post, entry.key)
+        source = "the later of the post's modified and published times"
+        if post.published_at is not None and post.published_at != post.modified_at:
+            latest = "modified" if post.modified_at > post.published_at else "published"
+            source += f" (its {latest} time)"
+        return source
 
     def _images(self, ctx: BuildContext, post: Post, url: str) -> list[str]:
         return post_images(

@@ -18,7 +18,7 @@ from ..hookspecs import hookimpl
 from ..models import SitemapEntry, Taxonomy, Term, post_terms
 from ..sitemaps import newest
 from ..sitemaps.changes import ContentChanges
-from ..sitemaps.entries import Entry, alternate_links
+from ..sitemaps.entries import Entry, StoredEntry, alternate_links
 from ..sitemaps.providers import BuildContext, Provider
 
 log = logging.getLogger(__name__)
@@ -236,6 +236,16 @@ class TaxonomyProvider(Provider):
             term.id: set().union(*(posts_of.get(i, ()) for i in subtree[term.id])) for term in terms
         }
         return newest.kept_up(dates, stored, members)
+
+    def explain_lastmod(self, ctx: BuildContext, entry: StoredEntry) -> str:
+        """The newest listed post in the term, or in its subtree (``_newest``)."""
+        terms = trees.term_subtree(ctx.session, self.name, entry.key) if self.hierarchical else []
+        in_terms = select(post_terms.c.post_id).where(
+            post_terms.c.term_id.in_(terms or [entry.key])
+        )
+        post = newest.dating_post(ctx.session, entry.lastmod, ctx.post_providers, in_terms)
+        below = " and in the terms below it" if self.hierarchical else ""
+        return f"the newest lastmod of the listed posts in it{below}{post}"
 
     def _allowed(self, ctx: BuildContext, term: Term, url: str, warn: bool) -> bool:
         """Whether ``term``, which has a listed post, is listed (no exclusion leaves it

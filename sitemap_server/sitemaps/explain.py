@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, case, select, tuple_
@@ -39,11 +38,13 @@ from ..models import (
     site_of,
 )
 from .chain import filter_entry
+from .entries import StoredEntry
 from .failures import OUTAGE
 from .maintenance import all_providers, build_context, catch_up
 from .newest import newest_listed
 from .providers import Provider
 from .rendering import EntryRenderer
+from .store import STORED
 from .xml import site_zone, w3c
 
 KINDS = ("post", "term", "author")
@@ -114,6 +115,7 @@ class Explainer:
         # As the next request would: whatever has come due is in the stored state.
         catch_up(session)
         self.providers = all_providers(session, self.site)
+        self.by_name = {p.name: p for p in self.providers}
         self.ctx = build_context(session, self.site, self.providers)
         self.settings = self.ctx.settings
         self.site_url = self.ctx.site_url
@@ -164,7 +166,9 @@ class Explainer:
 
     # Content -----------------------------------------------------------------------------
 
-    def _explain(self, kind: str, item: Any, url: str, stored: list[Any], part: int) -> Explanation:
+    def _explain(
+        self, kind: str, item: Any, url: str, stored: list[StoredEntry], part: int
+    ) -> Explanation:
         if item is None:  # a stored entry whose row is gone: only check can say more
             raise NotFound(f"{url}: its {kind} no longer exists")
         # Entries of the core's providers belong to this row only if their key is its id;
@@ -287,7 +291,7 @@ class Explainer:
     # The home page, archives and sitemap documents ----------------------------------------
 
     def _special(
-        self, url: str, path: str, stored: list[Any], provider: str | None = None
+        self, url: str, path: str, stored: list[StoredEntry], provider: str | None = None
     ) -> Explanation:
         """The home page (S-206) or a type's archive, listed under key 0 of a post type's
         sitemap (``provider``, when it is stored)."""
@@ -390,7 +394,7 @@ class Explainer:
     # Where it is listed ------------------------------------------------------------------
 
     def _finish(
-        self, explanation: Explanation, stored: list[Any], reasons: list[Exclusion]
+        self, explanation: Explanation, stored: list[StoredEntry], reasons: list[Exclusion]
     ) -> Explanation:
         if self.settings.private:
             explanation.reasons = [_private(), *reasons]
@@ -412,23 +416,17 @@ class Explainer:
             )
         return explanation
 
-    def _stored(self, path: str) -> list[Any]:
-        query = (
-            select(
-                SitemapEntry.provider,
-                SitemapEntry.key,
-                SitemapEntry.part,
-                SitemapEntry.path,
-                SitemapEntry.lastmod,
-            )
-            .where(SitemapEntry.path == path)
-            .order_by(SitemapEntry.provider, SitemapEntry.key, SitemapEntry.part)
+    def _stored(self, path: str) -> list[StoredEntry]:
+        query = STORED.where(SitemapEntry.path == path).order_by(
+            SitemapEntry.provider, SitemapEntry.key, SitemapEntry.part
         )
         order = {p.name: i for i, p in enumerate(self.providers)}
-        rows = [row for row in self.session.execute(query) if row.provider in order]
+        rows = [
+            StoredEntry._make(row) for row in self.session.execute(query) if row.provider in order
+        ]
         return sorted(rows, key=lambda row: order[row.provider])
 
-    def _listing(self, row: Any) -> Listing | None:
+    def _listing(self, row: StoredEntry) -> Listing | None:
         position = tuple_(row.key, row.part)
         page = self.session.scalar(
             select(SitemapPage.page).where(
@@ -447,59 +445,19 @@ class Explainer:
             self._lastmod_source(row),
         )
 
-    def _lastmod_source(self, row: Any) -> str:
-        """Where the stored ``lastmod`` comes from, in the words of S-402."""
-        kind = self._kind(row.provider)
-        if kind == "post":
-            if row.key == 0:
-                dated_by = "post" if row.path == permalinks.home_path() else row.provider
-                what = "home page" if dated_by == "post" else f"archive of {row.provider!r}"
-                newest = self._dating_post(row.lastmod, SitemapEntry.provider == dated_by)
-                return f"{what}: the newest lastmod of the listed {dated_by!r} posts{newest}"
-            if row.key == self.settings.posts_page_id:
-                newest = self._dating_post(row.lastmod, SitemapEntry.provider == "post")
-                if newest:
-                    return f"posts page: the newest lastmod of the listed 'post' posts{newest}"
-            post = self.session.get_one(Post, row.key)
-            source = "the later of the post's modified and published times"
-            if post.published_at is not None and post.published_at != post.modified_at:
-                latest = "modified" if post.modified_at > post.published_at else "published"
-                source += f" (its {latest} time)"
-            return source
-        if kind == "term":
-            term = self.session.get_one(Term, row.key)
-            taxonomy = self.session.get_one(Taxonomy, term.taxonomy)
-            terms = (
-                term_subtree(self.session, taxonomy.name, term.id) if taxonomy.hierarchical else []
+    def _lastmod_source(self, entry: StoredEntry) -> str:
+        """Where the stored ``lastmod`` comes from, as the provider that lists it says
+        (S-402). Its code failing leaves the date unexplained, not the answer."""
+        provider = self.by_name[entry.provider]
+        try:
+            return provider.explain_lastmod(self.ctx, entry)
+        except OUTAGE:
+            raise
+        except Exception as error:
+            return (
+                f"the {provider.name} sitemap's provider could not say "
+                f"({type(error).__name__}: {str(error)[:200]})"
             )
-            in_terms = select(post_terms.c.post_id).where(
-                post_terms.c.term_id.in_(terms or [term.id])
-            )
-            newest = self._dating_post(row.lastmod, SitemapEntry.key.in_(in_terms), core=True)
-            below = " and in the terms below it" if taxonomy.hierarchical else ""
-            return f"the newest lastmod of the listed posts in it{below}{newest}"
-        if kind == "author":
-            of_author = select(Post.id).where(Post.author_id == row.key)
-            newest = self._dating_post(row.lastmod, SitemapEntry.key.in_(of_author), core=True)
-            return f"the newest lastmod of its listed posts{newest}"
-        return f"computed by the {row.provider} sitemap's provider (a plugin)"
-
-    def _dating_post(
-        self, lastmod: datetime | None, where: ColumnElement[bool], core: bool = False
-    ) -> str:
-        """ ": post 12": the listed post whose ``lastmod`` dates an entry, when one does."""
-        if lastmod is None:
-            return ""
-        conditions = [SitemapEntry.key > 0, SitemapEntry.lastmod == lastmod, where]
-        if core:
-            conditions += [
-                SitemapEntry.part == 1,
-                SitemapEntry.provider.in_(self.ctx.post_providers),
-            ]
-        key = self.session.scalar(
-            select(SitemapEntry.key).where(*conditions).order_by(SitemapEntry.key).limit(1)
-        )
-        return f": post {key}" if key is not None else ""
 
     def _listed_in_terms(self, terms: list[int]) -> Any:
         listed = eligibility.listed_post_entry(post_terms.c.post_id, self.ctx.post_providers)
@@ -556,7 +514,7 @@ class Explainer:
         return self.session.get(model, object_id)
 
     def _kind(self, provider: str) -> str | None:
-        found: Provider | None = next((p for p in self.providers if p.name == provider), None)
+        found = self.by_name.get(provider)
         return found.kind if found is not None else None
 
 

@@ -42,12 +42,13 @@ class ListedPosts:
         cls, ctx: BuildContext, *columns: Any, types: Iterable[str] | None = None
     ) -> Select[Any]:
         """The listed posts of the post types ``types`` (all when None), one row each
-        (its own URL: a paged post's first part), with ``post_id``, ``path``, ``lastmod``,
-        ``images``, ``alternates`` and then ``columns`` (joined by the caller, such as
+        (its own URL: a paged post's first part), with ``post_id``, ``sitemap``, ``path``,
+        ``lastmod``, ``images``, ``alternates`` and then ``columns`` (joined by the caller, such as
         ``Post`` with ``.join(Post, Post.id == ListedPosts.post_id)``). Unordered."""
         names = ctx.post_providers if types is None else sorted(set(types) & {*ctx.post_providers})
         return select(
             cls.post_id.label("post_id"),
+            cls.sitemap.label("sitemap"),
             cls.path,
             cls.lastmod,
             cls.images,
@@ -57,11 +58,11 @@ class ListedPosts:
 
     @classmethod
     def home_page(cls, ctx: BuildContext) -> Any:
-        """The home page's entry (``path``, ``lastmod``), as the sitemap of its post type
-        lists it: the newest post's date (S-206), or the static front page's; None when it
-        is not listed."""
+        """The home page's entry (``sitemap``, ``path``, ``lastmod``), as the sitemap of
+        its post type lists it: the newest post's date (S-206), or the static front
+        page's; None when it is not listed."""
         return ctx.session.execute(
-            select(cls.path, cls.lastmod).where(
+            select(cls.sitemap.label("sitemap"), cls.path, cls.lastmod).where(
                 cls.sitemap.in_(ctx.post_providers),
                 _entries.c.key == 0,
                 cls.path == home_path(),

@@ -22,15 +22,18 @@ of posts between groups, listed or not: the terms provider reads every group of 
 taxonomy again in a refresh that names a term none of the refreshed posts has. Anything
 else (a post sitemap rebuilt whole, a provider that failed) leaves the dates unknown, and
 every group is read again.
+
+``newest_listed`` and ``dating_post`` read the stored entries themselves: the newest listed
+post of a sitemap, and which listed post dates an entry (for ``explain``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import Select, Table, bindparam, select
 from sqlalchemy.orm import Session
 
 from ..models import SitemapEntry
@@ -62,6 +65,31 @@ def newest_listed(session: Session, provider: str) -> datetime | None:
     the date of its archive, and of the home page for posts), from the stored entries
     (``ix_sitemap_entries_provider_lastmod``)."""
     return session.scalar(NEWEST_LISTED, {"provider": provider})
+
+
+def dating_post(
+    session: Session,
+    lastmod: datetime | None,
+    providers: list[str],
+    posts: Select[Any] | None = None,
+) -> str:
+    """ ": post 12", as ``explain`` names the post that dates an entry: the listed post of
+    the sitemaps ``providers`` (among the ids ``posts`` selects, when given) stored with
+    ``lastmod``, the lowest id of a tie; "" when there is none."""
+    if lastmod is None:
+        return ""
+    conditions = [
+        _entries.c.provider.in_(providers),
+        _entries.c.key > 0,
+        _entries.c.part == 1,
+        _entries.c.lastmod == lastmod,
+    ]
+    if posts is not None:
+        conditions.append(_entries.c.key.in_(posts))
+    key = session.scalar(
+        select(_entries.c.key).where(*conditions).order_by(_entries.c.key).limit(1)
+    )
+    return f": post {key}" if key is not None else ""
 
 
 def note(

@@ -14,7 +14,7 @@ from ..content.links import Links
 from ..models import SiteSettings
 from ..settings import MAX_PAGE_BYTES
 from .changes import ContentChanges
-from .entries import Entry
+from .entries import Entry, StoredEntry
 
 if TYPE_CHECKING:
     from ..site import Site
@@ -117,6 +117,13 @@ class Provider:
     def special_entries(self, ctx: BuildContext) -> Iterator[Entry]:
         """Entries computed from the others (home page, archive); key 0. None by default."""
         return iter(())
+
+    def explain_lastmod(self, ctx: BuildContext, entry: StoredEntry) -> str:
+        """Where the stored ``entry``'s lastmod comes from, in words (S-402): the rule, and
+        what it picked where that can be named (``: post 12``). ``sitemap-server explain``
+        prints it after the date; a provider whose dates follow a rule of its own says it
+        here."""
+        return f"computed by the {self.name} sitemap's provider"
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

@@ -39,12 +39,13 @@ CHANGED = "changed"
 # The statements of a refresh, built once with bound parameters: building a statement
 # costs the maintainer more than running it (``bench/maintainer_bench.py --profile``).
 _ENTRIES = cast(Table, SitemapEntry.__table__)
-_STORED = select(*(_ENTRIES.c[name] for name in StoredEntry._fields))
+# A provider's stored entries, as ``StoredEntry`` rows.
+STORED = select(*(_ENTRIES.c[name] for name in StoredEntry._fields))
 _OF_KEYS = (
     _ENTRIES.c.provider == bindparam("provider"),
     _ENTRIES.c.key.in_(bindparam("keys", expanding=True)),
 )
-STORED_OF_KEYS = _STORED.where(*_OF_KEYS)
+STORED_OF_KEYS = STORED.where(*_OF_KEYS)
 DELETE_OF_KEYS = delete(_ENTRIES).where(*_OF_KEYS)
 INSERT_ENTRIES = insert(_ENTRIES)
 
@@ -131,7 +132,7 @@ def _rebuild_provider(ctx: BuildContext, provider: Provider) -> None:
     where_provider = _ENTRIES.c.provider == provider.name
     changed(ctx, provider)
     # Small sitemaps are compared, so search engines hear of exactly what changed.
-    query = _STORED.where(where_provider).limit(COMPARED_REBUILD + 1)
+    query = STORED.where(where_provider).limit(COMPARED_REBUILD + 1)
     old = {(r.key, r.part): StoredEntry._make(r) for r in session.execute(query)}
     session.execute(delete(_ENTRIES).where(where_provider))
     _insert(ctx, provider, provider.entries(ctx, None))

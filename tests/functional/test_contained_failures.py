@@ -103,6 +103,25 @@ def test_a_filter_that_fails_on_one_entry_leaves_only_that_entry_out(faulty, cap
     assert "RuntimeError: the faulty filter fails" in explained["reasons"][0]["reason"]
 
 
+def test_a_provider_that_cannot_explain_a_date_leaves_only_that_date_unexplained(faulty):
+    _app, admin, _crawler = faulty
+    create_post(admin, "explain-boom")
+    create_post(admin, "fine")
+
+    def listing(path: str) -> Any:
+        explained = admin.get("/api/explain", params={"url": path}, status=200).json
+        [found] = explained["sitemaps"]
+        return found
+
+    assert listing("/faulty/explain-boom/")["lastmod_source"] == (
+        "the faulty sitemap's provider could not say "
+        "(RuntimeError: the faulty provider cannot explain /faulty/explain-boom/)"
+    )
+    assert listing("/faulty/fine/")["lastmod_source"] == (
+        "computed by the faulty sitemap's provider"
+    )
+
+
 def test_a_listener_that_fails_for_one_sitemap_keeps_it_as_stored(faulty, caplog):
     app, admin, crawler = faulty
     caplog.set_level(logging.ERROR, "sitemap_server.sitemaps")

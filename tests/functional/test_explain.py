@@ -8,7 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sitemap_server.demo import seed_demo
-from sitemap_server.testing import SITE_URL, SITEMAP_NS, assert_problem, client, fetch_sitemap
+from sitemap_server.testing import (
+    SITE_URL,
+    SITEMAP_NS,
+    assert_problem,
+    client,
+    fetch_sitemap,
+    installed_plugins_loaded,
+)
 
 NS = {"s": SITEMAP_NS}
 JAN = "2024-01-10T12:00:00+00:00"
@@ -374,6 +381,66 @@ def test_a_plugins_exclusions_are_named_by_plugin(sample_api):
         "sitemap": "bookmarks",
         "id": bookmark["id"],
     }
+
+
+# The plugins that ship beside the core: their sitemaps say where their dates come from.
+with_plugins = pytest.mark.skipif(
+    not installed_plugins_loaded(), reason="the video and news plugins are not loaded"
+)
+VIDEO = {
+    "thumbnail_url": "https://cdn.example.test/thumb.jpg",
+    "player_url": "https://player.example.test/embed/1",
+}
+
+
+def sources(explanation):
+    """{sitemap: (lastmod, lastmod_source)} of each sitemap that lists the URL."""
+    return {s["sitemap"]: (s["lastmod"], s["lastmod_source"]) for s in explanation["sitemaps"]}
+
+
+@with_plugins
+def test_a_video_entry_is_dated_by_its_post_or_by_the_video_changed_since(api, clock):
+    post = create_post(api, title="Cooking", modified_at=JAN)
+    clock.advance(hours=1)
+    video = api.post_json(f"/api/posts/{post['id']}/videos", VIDEO, status=201).json
+    found = sources(explain(api, post=post["id"]))
+    dated_by_video = (
+        "the later of the post's lastmod in the post sitemap and its videos' modified "
+        f"times (video {video['id']}'s modified time)"
+    )
+    assert found["post"][0] == JAN
+    assert found["video"][1] == dated_by_video
+    assert datetime.fromisoformat(found["video"][0]) == datetime.fromisoformat(
+        video["modified_at"]
+    ).replace(microsecond=0)
+
+    clock.advance(hours=1)
+    api.patch_json(f"/api/posts/{post['id']}", {"title": "Cooking again"})
+    found = sources(explain(api, post=post["id"]))
+    assert found["video"] == (
+        found["post"][0],
+        "the later of the post's lastmod in the post sitemap and its videos' modified "
+        "times (the post's lastmod)",
+    )
+
+    # A static front page's videos are listed as the home page's (S-206).
+    front = create_post(api, type="page", title="Welcome", modified_at=JAN)
+    clock.advance(hours=1)
+    on_front = api.post_json(f"/api/posts/{front['id']}/videos", VIDEO, status=201).json
+    api.patch_json("/api/settings", {"front_page": "page", "front_page_id": front["id"]})
+    assert sources(explain(api, url=f"{SITE_URL}/"))["video"][1] == (
+        "the later of the home page's lastmod in the page sitemap and the front page's "
+        f"videos' modified times (video {on_front['id']}'s modified time)"
+    )
+
+
+@with_plugins
+def test_a_news_entry_is_dated_by_its_post(api, clock):
+    hour_ago = (clock.now() - timedelta(hours=1)).replace(microsecond=0).isoformat()
+    post = create_post(api, title="Breaking", published_at=hour_ago, modified_at=hour_ago)
+    found = sources(explain(api, post=post["id"]))
+    assert found["news"] == (found["post"][0], "the post's lastmod in the post sitemap")
+    assert found["post"][0] == hour_ago
 
 
 # The command and the endpoint -----------------------------------------------------------

@@ -25,6 +25,7 @@ from sitemap_server.plugin import (
     ListedPosts,
     Post,
     Provider,
+    StoredEntry,
     oldest_lastmod,
     post_terms,
     stored_keys,
@@ -179,6 +180,11 @@ class NewsProvider(Provider):
                 alternates=row.alternates,
                 item=post,
             )
+
+    def explain_lastmod(self, ctx: BuildContext, entry: StoredEntry) -> str:
+        """The date of the post's own entry, which ``entries`` takes as it is."""
+        post = ctx.session.get_one(Post, entry.key % KEY_IDS)
+        return f"the post's lastmod in the {post.type} sitemap"
 
     def next_due(self, ctx: BuildContext) -> datetime | None:
         """When the oldest listed item turns 48 hours old."""

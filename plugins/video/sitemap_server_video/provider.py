@@ -24,10 +24,12 @@ from sitemap_server.plugin import (
     ListedPosts,
     Post,
     Provider,
+    StoredEntry,
     Term,
     chunks,
     clean_text,
     clean_url,
+    home_path,
     host_of,
     normal_host,
     page_descendants,
@@ -118,6 +120,33 @@ class VideoProvider(Provider):
                         alternates=row.alternates,
                         item=own,
                     )
+
+    def explain_lastmod(self, ctx: BuildContext, entry: StoredEntry) -> str:
+        """The later of the date of the post's own entry and its videos' (as ``entries``
+        dates it), and which of them it is."""
+        # A static front page's videos are the home page's (``_front_page_row``).
+        front = entry.path == home_path()
+        if front:
+            post = ListedPosts.home_page(ctx)
+        else:
+            query = ListedPosts.query(ctx).where(ListedPosts.post_id == entry.key)
+            post = ctx.session.execute(query).first()
+        if post is None:  # no longer listed: the change log has it, applied next
+            return super().explain_lastmod(ctx, entry)
+        own, videos = ("the home page's", "the front page's") if front else ("the post's", "its")
+        source = (
+            f"the later of {own} lastmod in the {post.sitemap} sitemap "
+            f"and {videos} videos' modified times"
+        )
+        if post.lastmod == entry.lastmod:
+            return f"{source} ({own} lastmod)"
+        dating = ctx.session.scalar(
+            select(Video.id)
+            .where(Video.post_id == entry.key, Video.modified_at == entry.lastmod)
+            .order_by(Video.id)
+            .limit(1)
+        )
+        return f"{source} (video {dating}'s modified time)" if dating is not None else source
 
 
 class _Listed(NamedTuple):
