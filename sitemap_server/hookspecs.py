@@ -436,10 +436,13 @@ def hook_docs() -> str:
         "",
         "A plugin imports from `sitemap_server.plugin` and from nothing else of the core: "
         "that module is the plugin API (`hookimpl`, `Provider`, `Entry`, `BuildContext`, "
-        "`ContentChanges`, the models a plugin reads, the sanitizer, the admin API's view "
-        "helpers; its docstring lists them), and the rest of the core may change between "
-        "versions. `tests/unit/test_plugin_door.py` holds the two plugins that ship with "
-        "the core to it; `plugins/video` and `plugins/news` are worked examples.",
+        "`ContentChanges`, `ListedPosts` (what the post types' sitemaps list), "
+        "`engine_of(session).record` (the one way to record a change), the models a "
+        "plugin reads, the sanitizer, the admin API's view helpers; its docstring lists "
+        "them), and the rest of the core may change between versions. "
+        "`tests/unit/test_plugin_door.py` holds the two plugins that ship with the core, "
+        "and the tests' sample plugin, to it; `plugins/video` and `plugins/news` are worked "
+        "examples, and `tests/sample_plugin` is a small one that implements every hook.",
         "",
         "**Order.** Every hook runs its implementations in the order pluggy calls them: "
         "`tryfirst` ones first, then the last registered first (the core's built-in "
