@@ -150,6 +150,33 @@ def cmd_import(args: argparse.Namespace) -> None:
         apply_changes(site, quiet=args.quiet)
 
 
+def cmd_import_wordpress(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from .wordpress.importer import import_wordpress
+    from .wordpress.wxr import WxrError
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise CommandError(f"{args.file}: no such file")
+    with open_site(args.config) as site:
+        with (
+            tqdm(
+                unit=" items", desc="importing", disable=args.quiet or None, file=sys.stderr
+            ) as bar,
+            database(site) as session,
+        ):
+            try:
+                report = import_wordpress(
+                    session, lambda: path.open("rb"), site.import_validator, progress=bar.update
+                )
+            except WxrError as error:
+                raise CommandError(f"{args.file}: {error}; nothing was changed") from None
+        for line in report.summary():
+            print(line)
+        apply_changes(site, quiet=args.quiet)
+
+
 def cmd_seed_demo(args: argparse.Namespace) -> None:
     from .demo import seed_demo
 
@@ -421,6 +448,14 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("file", help="the .ndjson file, or - for standard input")
     imp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     imp.set_defaults(func=cmd_import)
+
+    wordpress = commands.add_parser(
+        "import-wordpress",
+        help="import a WordPress export (WXR, .xml or .xml.gz), all or nothing",
+    )
+    wordpress.add_argument("file", help="the export: Tools → Export in WordPress")
+    wordpress.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    wordpress.set_defaults(func=cmd_import_wordpress)
 
     seed = commands.add_parser("seed-demo", help="create a small demo site")
     seed.add_argument("--posts", type=int, default=300, help="number of blog posts (default 300)")

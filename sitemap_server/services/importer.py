@@ -134,64 +134,75 @@ def import_lines(
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
     """Apply every line; raise a ServiceError naming the line of the first problem."""
-    report = ImportReport()
-    lookups = Lookups(session)
-    posts = _PostBatch(session, lookups, report)
+    objects = ObjectImport(session, validate)
     # The sitemaps are brought up to date once, at the end: nobody can see the state
     # between two lines, and one refresh of many keys is far cheaper than many of one.
     with held_back(session):
-        _import(session, lines, validate, progress, report, lookups, posts)
-    return report
+        for number, raw in enumerate(lines, start=1):
+            objects.report.lines = number
+            if progress is not None:
+                progress(len(raw))
+            if raw.strip():
+                objects.add(number, _decoded(number, raw))
+        objects.finish()
+    return objects.report
 
 
-def _import(
-    session: Session,
-    lines: Iterable[bytes],
-    validate: LineValidator,
-    progress: Callable[[int], None] | None,
-    report: ImportReport,
-    lookups: Lookups,
-    posts: _PostBatch,
-) -> None:
-    for number, raw in enumerate(lines, start=1):
-        report.lines = number
-        if progress is not None:
-            progress(len(raw))
-        if not raw.strip():
-            continue
-        if len(raw) > MAX_LINE_BYTES:
-            raise Invalid(
-                f"line {number} is longer than {MAX_LINE_BYTES} bytes",
-                [FieldProblem(None, "line too long", number)],
-            )
-        try:
-            item = decode_json(raw)
-        except NotUTF8 as exc:  # a 400, as for an API body
-            raise ServiceError(
-                f"line {number} {exc}", [FieldProblem(None, str(exc), number)]
-            ) from None
-        except NotJSON as exc:
-            raise Invalid(
-                f"line {number} {exc}", [FieldProblem(None, "not valid JSON", number)]
-            ) from None
+def _decoded(number: int, raw: bytes) -> Any:
+    """The JSON value of line ``number``."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise Invalid(
+            f"line {number} is longer than {MAX_LINE_BYTES} bytes",
+            [FieldProblem(None, "line too long", number)],
+        )
+    try:
+        return decode_json(raw)
+    except NotUTF8 as exc:  # a 400, as for an API body
+        raise ServiceError(f"line {number} {exc}", [FieldProblem(None, str(exc), number)]) from None
+    except NotJSON as exc:
+        raise Invalid(
+            f"line {number} {exc}", [FieldProblem(None, "not valid JSON", number)]
+        ) from None
+
+
+class ObjectImport:
+    """Import objects (an ``ImportLine`` each: ``{"post": {...}}``) applied in order in the
+    caller's transaction, posts in batches and the rest one by one: what the NDJSON import
+    and the WordPress import (``wordpress/``) share. A problem raises a ServiceError naming
+    the object's line (of the NDJSON file, or of the export)."""
+
+    def __init__(self, session: Session, validate: LineValidator) -> None:
+        self.session = session
+        self.validate = validate
+        self.report = ImportReport()
+        self.lookups = Lookups(session)
+        self.posts = _PostBatch(session, self.lookups, self.report)
+
+    def add(self, number: int, item: Any) -> Any:
+        """Apply ``item``: None for a post (inserted with its batch), else what was
+        created (the author, term, post type or taxonomy)."""
         text = text_problems(item)
         if text:  # a 400, as for an API body
             raise _at_line(ServiceError, number, text)
-        problems = validate(item)
+        problems = self.validate(item)
         if problems:
             raise _at_line(Invalid, number, problems)
         kind, data = next(iter(item.items()))
         if kind == "post":
-            posts.add(number, data)
-            continue
-        posts.flush()  # keep the order of lines: earlier posts exist before later objects
+            self.posts.add(number, data)
+            return None
+        self.posts.flush()  # keep the order: earlier posts exist before later objects
         try:
-            _create_other(session, lookups, kind, data)
+            created = _create_other(self.session, self.lookups, kind, data)
         except ServiceError as exc:
             raise exc.at_line(number, kind) from None
-        report.created[kind] += 1
-    posts.flush()
-    sync_sequences(session)
+        self.report.created[kind] += 1
+        return created
+
+    def finish(self) -> None:
+        """Insert the posts still waiting in the last batch."""
+        self.posts.flush()
+        sync_sequences(self.session)
 
 
 def _at_line(error: type[ServiceError], number: int, problems: list[FieldProblem]) -> ServiceError:
@@ -200,14 +211,18 @@ def _at_line(error: type[ServiceError], number: int, problems: list[FieldProblem
     return error(f"line {number}: {first.field or 'line'}: {first.message}", located)
 
 
-def _create_other(session: Session, lookups: Lookups, kind: str, data: dict[str, Any]) -> None:
+def _create_other(session: Session, lookups: Lookups, kind: str, data: dict[str, Any]) -> Any:
     if kind == "post_type":
-        types.create_post_type(session, data)
-    elif kind == "taxonomy":
-        types.create_taxonomy(session, data)
-    elif kind == "author":
-        lookups.remember_author(authors.create_author(session, data).id)
-    elif kind == "term":
-        lookups.remember_term(terms.create_term(session, data).id)
-    else:  # pragma: no cover - the ImportLine schema admits no other key
-        raise Invalid.field(kind, "is not something an import can create")
+        return types.create_post_type(session, data)
+    if kind == "taxonomy":
+        return types.create_taxonomy(session, data)
+    if kind == "author":
+        author = authors.create_author(session, data)
+        lookups.remember_author(author.id)
+        return author
+    if kind == "term":
+        term = terms.create_term(session, data)
+        lookups.remember_term(term.id)
+        return term
+    # The ImportLine schema admits no other key.
+    raise Invalid.field(kind, "is not something an import can create")  # pragma: no cover

@@ -12,12 +12,14 @@ The layers, bottom first (``LAYERS``; docs/architecture.md draws them):
    notifications (``notify``);
 5. the writes (``services``) and the plugin manager (``plugins``, which loads the
    built-in plugins of layer 4 by name);
-6. the admin API (``api``) and the demo;
-7. ``site``: the one object the application is, which builds every part;
-8. the migrations (Alembic's ``env.py`` builds a site);
-9. the entry points: the WSGI application (``app``), the command line, the plugin
+6. a WordPress site brought in (``wordpress``: its export read and imported through
+   the services);
+7. the admin API (``api``) and the demo;
+8. ``site``: the one object the application is, which builds every part;
+9. the migrations (Alembic's ``env.py`` builds a site);
+10. the entry points: the WSGI application (``app``), the command line, the plugin
    door (``plugin``);
-10. the test helpers (``testing``).
+11. the test helpers (``testing``).
 
 A module may import its own package and any lower layer; never a higher one, nor
 another package of its own layer. Every import counts, at the top of a module or inside a
@@ -48,6 +50,7 @@ LAYERS = [
     {"sitemaps"},
     {"providers", "notify"},
     {"services", "plugins"},
+    {"wordpress"},
     {"api", "demo"},
     {"site"},
     {"migrations"},

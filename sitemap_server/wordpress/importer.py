@@ -1,0 +1,581 @@
+"""A WordPress export imported: its authors, terms and posts become this site's (S-706).
+
+The export is read twice, streaming (``wxr.read``). The first pass surveys it: the post
+types and taxonomies it uses, its attachments (images of their posts), the slugs and
+parents of hierarchical items (for the ``{path}`` of a page), and a sample of each type's
+links, from which the type's permalink structure is found (``permalinks.infer``). The
+second pass imports, through the NDJSON import's ``ObjectImport``: the same checks as the
+admin API, posts in batches, every change recorded at once at the end. Objects keep their
+WordPress ids (posts and terms), so a link with ``%post_id%`` and the import of a newer
+export find them.
+
+What is mapped:
+
+- authors (``wp:author``, and any ``dc:creator`` not listed) by their login;
+- categories, tags and custom taxonomies, from the channel's lists and from the items'
+  ``<category domain nicename>``, with their hierarchy;
+- posts, pages and custom post types: status, password, slug (percent-decoded), parent,
+  ``post_date_gmt`` / ``post_modified_gmt`` (an export without them, or with
+  ``0000-00-00``, falls back on the local dates), multi-part content (``<!--nextpage-->``);
+- attachments become images of their parent post; ``_thumbnail_id`` its featured image;
+- Yoast's ``_yoast_wpseo_meta-robots-noindex`` (1 noindex, 2 index, else the type's
+  default) and ``_yoast_wpseo_canonical``.
+
+What is not (menu items, revisions, blocks and templates, ``post_format`` terms, auto
+drafts) is counted by reason in the report, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import IO, Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from sqlalchemy.orm import Session
+
+from ..content.sanitize import clean_url
+from ..content.slugs import is_slug, normal_slug, slugify
+from ..content.urls import is_site_path
+from ..models import PostType, Taxonomy, Term
+from ..models.meta import utcnow
+from ..services import types
+from ..services.importer import LineValidator, ObjectImport
+from ..sitemaps.changes import held_back
+from . import permalinks, wxr
+from .permalinks import Sample, Structure
+
+# WordPress's own post types that are not content with a URL of its own.
+INTERNAL_TYPES = frozenset(
+    {
+        "attachment",
+        "revision",
+        "nav_menu_item",
+        "custom_css",
+        "customize_changeset",
+        "oembed_cache",
+        "user_request",
+        "wp_block",
+        "wp_template",
+        "wp_template_part",
+        "wp_global_styles",
+        "wp_navigation",
+        "wp_font_family",
+        "wp_font_face",
+    }
+)
+# Taxonomies that are not archives a sitemap lists: menus, link categories, block themes'
+# own; post formats, whose archives Yoast leaves out of its sitemaps by default.
+INTERNAL_TAXONOMIES = frozenset(
+    {
+        "nav_menu",
+        "link_category",
+        "post_format",
+        "wp_theme",
+        "wp_template_part_area",
+        "wp_pattern_category",
+    }
+)
+STATUSES = frozenset({"publish", "future", "draft", "pending", "private", "trash"})
+# Statuses whose URL WordPress served (and a sitemap may list): the others' links are
+# previews (``/?p=12``).
+SERVED = frozenset({"publish", "future"})
+NO_DATE = "0000-00-00 00:00:00"
+NEXT_PAGE = "<!--nextpage-->"
+MAX_PARTS = 1000
+MAX_IMAGES = 1000
+YOAST_NOINDEX = "_yoast_wpseo_meta-robots-noindex"
+YOAST_CANONICAL = "_yoast_wpseo_canonical"
+THUMBNAIL = "_thumbnail_id"
+SLUG_TAKEN = "slug taken by an earlier item: its link's or title's instead"
+NAME = re.compile(r"^[a-z0-9_-]{1,20}$")
+
+
+@dataclass
+class Report:
+    """What an import read, imported and left out, for the command and the API."""
+
+    items: Counter[str] = field(default_factory=Counter)  # by "type/status"
+    imported: Counter[str] = field(default_factory=Counter)  # by kind
+    skipped: Counter[str] = field(default_factory=Counter)  # by reason
+    # Imported, but not quite as exported: by what was done.
+    adjusted: Counter[str] = field(default_factory=Counter)
+    structures: dict[str, Structure] = field(default_factory=dict)
+    # Posts, by type, that keep the path WordPress gave them (their link is not the
+    # structure's), and those whose WordPress URL cannot be kept (a plain ``/?p=12``,
+    # a path that starts with ``//``).
+    exported_paths: Counter[str] = field(default_factory=Counter)
+    not_kept: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items": dict(sorted(self.items.items())),
+            "imported": dict(sorted(self.imported.items())),
+            "skipped": dict(sorted(self.skipped.items())),
+            "adjusted": dict(sorted(self.adjusted.items())),
+            "permalinks": {
+                name: {
+                    "pattern": s.pattern,
+                    "reproduced": s.reproduced,
+                    "sampled": s.sampled,
+                    "exported_paths": self.exported_paths[name],
+                    "not_kept": self.not_kept[name],
+                }
+                for name, s in sorted(self.structures.items())
+            },
+        }
+
+    def summary(self) -> list[str]:
+        """The report in a few lines of text."""
+        lines = [
+            f"read {sum(self.items.values())} items; imported "
+            + (", ".join(f"{n} {kind}" for kind, n in sorted(self.imported.items())) or "nothing")
+        ]
+        if self.skipped:
+            lines.append(
+                "not imported: "
+                + ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items()))
+            )
+        if self.adjusted:
+            lines.append(
+                "imported with a change: "
+                + ", ".join(f"{n} {what}" for what, n in sorted(self.adjusted.items()))
+            )
+        for name, s in sorted(self.structures.items()):
+            found = s.pattern or "no structure"
+            line = (
+                f"{name} permalinks: {found} reproduces {s.reproduced} of {s.sampled} sampled links"
+            )
+            if self.exported_paths[name]:
+                line += f"; {self.exported_paths[name]} posts keep their exported path"
+            if self.not_kept[name]:
+                line += (
+                    f"; {self.not_kept[name]} links that are no path here (plain /?p=…, "
+                    "//…) get the structure's URL"
+                )
+            lines.append(line)
+        return lines
+
+
+@dataclass
+class Survey:
+    """What the first pass learnt of the export."""
+
+    site: str = ""
+    types: set[str] = field(default_factory=set)
+    hierarchical: set[str] = field(default_factory=set)
+    taxonomies: dict[str, bool] = field(default_factory=dict)  # name -> hierarchical
+    attachments: dict[int, str] = field(default_factory=dict)  # id -> url
+    images: dict[int, list[str]] = field(default_factory=dict)  # parent id -> urls
+    tree: dict[int, tuple[int, str]] = field(default_factory=dict)  # id -> (parent, slug)
+    ids: set[int] = field(default_factory=set)  # importable items
+    samples: dict[str, list[tuple[int, str, datetime | None, int, str]]] = field(
+        default_factory=dict
+    )
+    plain: Counter[str] = field(default_factory=Counter)
+
+
+def import_wordpress(
+    session: Session,
+    open_export: Callable[[], IO[bytes]],
+    validate: LineValidator,
+    progress: Callable[[int], None] | None = None,
+) -> Report:
+    """Import the export that ``open_export`` opens (it is read twice) in ``session``'s
+    transaction.
+
+    :raises wxr.WxrError: the file is not a WordPress export, or malformed.
+    :raises ServiceError: an item the site cannot take, naming its line in the export.
+    """
+    with open_export() as stream:
+        survey = _survey(stream)
+    report = Report()
+    with held_back(session), open_export() as stream:
+        _Import(session, survey, validate, report, progress).run(stream)
+    return report
+
+
+def _survey(stream: IO[bytes]) -> Survey:
+    survey = Survey()
+    for record in wxr.read(stream):
+        if isinstance(record, wxr.Channel):
+            survey.site = record.base_blog_url or record.link or record.base_site_url
+        elif isinstance(record, wxr.WpTerm):
+            if record.taxonomy not in INTERNAL_TAXONOMIES:
+                hierarchical = survey.taxonomies.get(record.taxonomy, False)
+                survey.taxonomies[record.taxonomy] = hierarchical or bool(record.parent_slug)
+        elif isinstance(record, wxr.WpItem):
+            _survey_item(survey, record)
+    return survey
+
+
+def _survey_item(survey: Survey, item: wxr.WpItem) -> None:
+    post_id = item_id(item)
+    kind = item.post_type or "post"
+    if kind == "attachment":
+        url = clean_url(item.attachment_url or item.guid)
+        if post_id is not None and url:
+            survey.attachments[post_id] = url
+            if item.post_parent:
+                survey.images.setdefault(item.post_parent, []).append(url)
+        return
+    for term in item.terms:
+        if term.taxonomy not in INTERNAL_TAXONOMIES:
+            survey.taxonomies.setdefault(term.taxonomy, False)
+    if kind in INTERNAL_TYPES or item.status not in STATUSES or post_id is None:
+        return
+    survey.types.add(kind)
+    survey.ids.add(post_id)
+    slug = unquote(item.post_name)
+    if kind != "post" or item.post_parent:
+        survey.tree[post_id] = (item.post_parent, slug)
+    if item.post_parent:
+        survey.hierarchical.add(kind)
+    if item.status in SERVED:
+        path = permalinks.link_path(item.link, survey.site)
+        if path is None:
+            survey.plain[kind] += 1
+        elif len(survey.samples.setdefault(kind, [])) < permalinks.SAMPLE:
+            published = _published(item)
+            survey.samples[kind].append((post_id, slug, published, item.post_parent, path))
+
+
+def item_id(item: wxr.WpItem) -> int | None:
+    """The item's WordPress id: ``wp:post_id``, else the ``?p=`` of its GUID or link (the
+    oldest exports have neither id nor slug)."""
+    if item.post_id is not None:
+        return item.post_id
+    for url in (item.guid, item.link):
+        query = parse_qs(urlsplit(url).query)
+        for key in ("p", "page_id", "attachment_id"):
+            if query.get(key, [""])[0].isdigit():
+                return int(query[key][0])
+    return None
+
+
+def _gmt(value: str) -> datetime | None:
+    if not value or value == NO_DATE:
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _published(item: wxr.WpItem) -> datetime | None:
+    """When the item was (or is to be) published, in UTC: ``post_date_gmt``, else its
+    local ``post_date`` taken as UTC (an export that lacks the first); None for a draft
+    never published."""
+    if item.status in ("draft", "pending") and (
+        not item.post_date_gmt or item.post_date_gmt == NO_DATE
+    ):
+        return None
+    return _gmt(item.post_date_gmt) or _gmt(item.post_date)
+
+
+def ancestors(tree: dict[int, tuple[int, str]], parent: int) -> list[str]:
+    """The slugs of ``parent`` and its ancestors, outermost first (a loop ends it)."""
+    found: list[str] = []
+    seen: set[int] = set()
+    while parent and parent in tree and parent not in seen:
+        seen.add(parent)
+        parent, slug = tree[parent]
+        found.append(slug)
+    return found[::-1]
+
+
+class _Import:
+    """The second pass."""
+
+    def __init__(
+        self,
+        session: Session,
+        survey: Survey,
+        validate: LineValidator,
+        report: Report,
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        self.session = session
+        self.survey = survey
+        self.report = report
+        self.progress = progress
+        self.objects = ObjectImport(session, validate)
+        self.authors: dict[str, int] = {}
+        self.terms: dict[tuple[str, str], int] = {}
+        self.term_ids: set[int] = set()
+        self.taxonomies: set[str] = set()
+        self.patterns: dict[str, str] = {}
+        self.imported: set[int] = set()
+        self.slugs: dict[tuple[str, int | None], set[str]] = {}
+        # Items waiting for their parent, by the parent's id.
+        self.waiting: dict[int, list[wxr.WpItem]] = {}
+        self.held_terms: dict[tuple[str, str], list[wxr.WpTerm]] = {}
+
+    def run(self, stream: IO[bytes]) -> None:
+        self._prepare_types()
+        for record in wxr.read(stream):
+            if isinstance(record, wxr.WpAuthor):
+                self._author(record.login, record.display_name, record.line)
+            elif isinstance(record, wxr.WpTerm):
+                self._channel_term(record)
+            elif isinstance(record, wxr.WpItem):
+                self._item(record)
+                if self.progress is not None:
+                    self.progress(1)
+        for terms in self.held_terms.values():  # their parent is not in the export
+            for term in terms:
+                self._create_term(term.taxonomy, term.slug, term.name, term.line, None, term)
+        for items in self.waiting.values():  # their parent is not imported
+            for item in items:
+                self.report.adjusted["parent not imported: imported without it"] += 1
+                self._post(item, parent=None)
+        self.objects.finish()
+        for kind, n in self.objects.report.created.items():
+            self.report.imported[kind] += n
+
+    # Post types and taxonomies --------------------------------------------------------
+
+    def _prepare_types(self) -> None:
+        for name in sorted(self.survey.types):
+            samples = [
+                Sample(post_id, slug, date, ancestors(self.survey.tree, parent), path)
+                for post_id, slug, date, parent, path in self.survey.samples.get(name, [])
+            ]
+            post_type = self.session.get(PostType, name)
+            current = post_type.permalink_pattern if post_type is not None else None
+            structure = permalinks.infer(name, samples, self.survey.plain[name], current)
+            self.report.structures[name] = structure
+            if post_type is None:
+                if not NAME.match(name):
+                    continue  # its items are reported, one by one
+                data: dict[str, Any] = {
+                    "name": name,
+                    "label": name.replace("_", " ").replace("-", " ").title(),
+                    "hierarchical": name in self.survey.hierarchical,
+                }
+                if structure.pattern:
+                    data["permalink_pattern"] = structure.pattern
+                post_type = self.objects.add(0, {"post_type": data})
+            elif structure.pattern and structure.pattern != post_type.permalink_pattern:
+                types.update_post_type(
+                    self.session, post_type, {"permalink_pattern": structure.pattern}
+                )
+            self.patterns[name] = post_type.permalink_pattern
+        for name, hierarchical in sorted(self.survey.taxonomies.items()):
+            if self.session.get(Taxonomy, name) is not None:
+                self.taxonomies.add(name)
+            elif NAME.match(name):
+                label = name.replace("_", " ").replace("-", " ").title()
+                data = {"name": name, "label": label, "hierarchical": hierarchical}
+                self.objects.add(0, {"taxonomy": data})
+                self.taxonomies.add(name)
+
+    # Authors and terms ----------------------------------------------------------------
+
+    def _author(self, login: str, name: str, line: int) -> int:
+        # WordPress compares logins without case (``dc:creator`` may differ from the
+        # author list's), and the archive URL is the login made a slug.
+        slug = slugify(login, f"author-{len(self.authors) + 1}")
+        found = self.authors.get(slug)
+        if found is None:
+            author = self.objects.add(line, {"author": {"slug": slug, "name": name or login}})
+            found = self.authors[slug] = author.id
+        return found
+
+    def _channel_term(self, term: wxr.WpTerm) -> None:
+        if term.taxonomy not in self.taxonomies:
+            self.report.skipped[f"{term.taxonomy} term"] += 1
+            return
+        parent = None
+        if term.parent_slug:
+            parent = self.terms.get((term.taxonomy, normal_slug(unquote(term.parent_slug))))
+            if parent is None:
+                key = (term.taxonomy, normal_slug(unquote(term.parent_slug)))
+                self.held_terms.setdefault(key, []).append(term)
+                return
+        self._create_term(term.taxonomy, term.slug, term.name, term.line, parent, term)
+
+    def _create_term(
+        self,
+        taxonomy: str,
+        slug: str,
+        name: str,
+        line: int,
+        parent: int | None,
+        term: wxr.WpTerm | None = None,
+    ) -> int:
+        slug = normal_slug(unquote(slug)) if slug else slugify(name, "term")
+        known = self.terms.get((taxonomy, slug))
+        if known is not None:
+            return known
+        data: dict[str, Any] = {"taxonomy": taxonomy, "name": name or slug}
+        if is_slug(slug):
+            data["slug"] = slug
+        if parent is not None:
+            data["parent"] = parent
+        # Before WordPress 4.2 a category and a tag of one name shared their term id:
+        # the second gets an id of its own.
+        wanted = term.term_id if term is not None else None
+        if wanted is not None and 0 < wanted < 2**31 and self._term_id_free(wanted):
+            data["id"] = wanted
+        if term is not None and term.description:
+            data["description"] = term.description
+        created = self.objects.add(line, {"term": data})
+        self.terms[taxonomy, slug] = created.id
+        self.term_ids.add(created.id)
+        for child in self.held_terms.pop((taxonomy, slug), []):
+            self._create_term(child.taxonomy, child.slug, child.name, child.line, created.id, child)
+        return int(created.id)
+
+    def _term_id_free(self, term_id: int) -> bool:
+        return term_id not in self.term_ids and self.session.get(Term, term_id) is None
+
+    # Items ------------------------------------------------------------------------------
+
+    def _item(self, item: wxr.WpItem) -> None:
+        kind = item.post_type or "post"
+        self.report.items[f"{kind}/{item.status or 'none'}"] += 1
+        if kind == "attachment":
+            self.report.skipped["attachment (an image of its post)"] += 1
+            return
+        if kind in INTERNAL_TYPES:
+            self.report.skipped[f"{kind} (not content)"] += 1
+            return
+        if item.status not in STATUSES:
+            self.report.skipped[f"status {item.status or 'none'}"] += 1
+            return
+        if kind not in self.patterns:
+            self.report.skipped[f"post type {kind!r} (not a name this site takes)"] += 1
+            return
+        parent = item.post_parent or None
+        if parent is not None and parent not in self.imported:
+            if parent in self.survey.ids:
+                self.waiting.setdefault(parent, []).append(item)
+                return
+            self.report.adjusted["parent not in the export: imported without it"] += 1
+            parent = None
+        self._post(item, parent)
+
+    def _post(self, item: wxr.WpItem, parent: int | None) -> None:
+        kind = item.post_type or "post"
+        post_id = item_id(item)
+        published = _published(item)
+        now = utcnow()
+        modified = _gmt(item.post_modified_gmt) or _gmt(item.post_modified) or published or now
+        data: dict[str, Any] = {
+            "type": kind,
+            "title": item.title,
+            "status": item.status,
+            "content": item.content,
+            "published_at": published.isoformat() if published else None,
+            "modified_at": min(modified, now).isoformat(),
+            "parts": min(item.content.count(NEXT_PAGE) + 1, MAX_PARTS),
+        }
+        if post_id is not None:
+            data["id"] = post_id
+        slug = self._slug(item, kind, parent)
+        if slug:
+            data["slug"] = slug
+        if parent is not None:
+            data["parent"] = parent
+        if item.password:
+            data["password"] = item.password
+        if item.creator:
+            data["author"] = self._author(item.creator, item.creator, item.line)
+        data.update(self._meta(item, post_id))
+        data["terms"] = sorted(set(self._item_terms(item)))
+        path = self._exported_path(item, kind, post_id, slug, published, parent)
+        if path:
+            data["path"] = path
+        self.objects.add(item.line, {"post": data})
+        if post_id is not None:
+            self.imported.add(post_id)
+            for child in self.waiting.pop(post_id, []):
+                self._post(child, post_id)
+
+    def _slug(self, item: wxr.WpItem, kind: str, parent: int | None) -> str:
+        """The item's slug: its ``post_name``, decoded. One an earlier item of its type
+        and parent took (an export edited by hand: WordPress keeps slugs unique) gives
+        way to the last segment of the item's link, the URL WordPress served it at, or
+        to one made from its title."""
+        slug = normal_slug(unquote(item.post_name)) if item.post_name else ""
+        if not is_slug(slug):
+            return ""
+        scope = self.slugs.setdefault((kind, parent), set())
+        if slug in scope:
+            self.report.adjusted[
+                "slug taken by an earlier item: its link's or title's instead"
+            ] += 1
+            segment = (permalinks.link_path(item.link, self.survey.site) or "").strip("/")
+            slug = normal_slug(segment.rsplit("/", 1)[-1])
+            if slug in scope or not is_slug(slug):
+                return ""
+        scope.add(slug)
+        return slug
+
+    def _meta(self, item: wxr.WpItem, post_id: int | None) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        robots = item.meta.get(YOAST_NOINDEX, "")
+        if robots in ("1", "2"):
+            found["robots"] = "noindex" if robots == "1" else "index"
+        canonical = clean_url(item.meta.get(YOAST_CANONICAL))
+        if canonical:
+            found["canonical"] = canonical
+        elif item.meta.get(YOAST_CANONICAL):
+            self.report.adjusted["Yoast canonical that is not a URL: left out"] += 1
+        thumbnail = item.meta.get(THUMBNAIL, "")
+        if thumbnail.isdigit() and int(thumbnail) in self.survey.attachments:
+            found["featured_image"] = self.survey.attachments[int(thumbnail)]
+        if post_id is not None and post_id in self.survey.images:
+            found["images"] = list(dict.fromkeys(self.survey.images[post_id]))[:MAX_IMAGES]
+        return found
+
+    def _item_terms(self, item: wxr.WpItem) -> Iterator[int]:
+        for term in item.terms:
+            if term.taxonomy not in self.taxonomies:
+                self.report.skipped[f"{term.taxonomy} term of a post"] += 1
+                continue
+            slug = normal_slug(unquote(term.slug)) if term.slug else slugify(term.name, "term")
+            known = self.terms.get((term.taxonomy, slug))
+            yield (
+                known
+                if known is not None
+                else self._create_term(term.taxonomy, slug, term.name, item.line, None)
+            )
+
+    def _exported_path(
+        self,
+        item: wxr.WpItem,
+        kind: str,
+        post_id: int | None,
+        slug: str,
+        published: datetime | None,
+        parent: int | None,
+    ) -> str | None:
+        """The path WordPress served the item at, when the type's pattern does not make
+        it (None: the pattern does, or the item was never served)."""
+        if item.status not in SERVED or post_id is None:
+            return None
+        path = permalinks.link_path(item.link, self.survey.site)
+        if path is None:
+            if urlsplit(item.link).query:
+                self.report.not_kept[kind] += 1
+            return None
+        sample = Sample(
+            post_id,
+            slug or "",
+            published,
+            ancestors(self.survey.tree, parent or 0),
+            path,
+        )
+        if slug and permalinks.path_of(self.patterns[kind], kind, sample) == path:
+            return None
+        exported = urlsplit(item.link).path
+        if not is_site_path(exported):  # ``//greek/…``: WordPress's, but no path here
+            self.report.not_kept[kind] += 1
+            return None
+        self.report.exported_paths[kind] += 1
+        return exported

@@ -1,0 +1,95 @@
+"""The permalink structure of a WordPress site, found from the links of its export.
+
+WXR does not carry the site's permalink settings, but every item carries its ``<link>``:
+the URL WordPress served for it. For each post type, ``infer`` tries the structures
+WordPress offers (and the usual ones for pages and custom types), each written as this
+product's pattern and computed by the function that makes this site's URLs
+(``content.permalinks.post_path``), and keeps the one that reproduces the most links.
+An item whose link the structure does not reproduce keeps its exported path as an
+explicit path (S-103), so its URL does not change; the import says how many.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import unquote, urlsplit
+
+from ..content import permalinks
+
+# WordPress's own choices (Settings → Permalinks), then those of pages and custom types.
+STRUCTURES = (
+    "/{year}/{month}/{day}/{slug}/",
+    "/{year}/{month}/{slug}/",
+    "/archives/{id}",
+    "/{slug}/",
+    "/{path}/",
+    "/{type}/{slug}/",
+    "/{type}/{path}/",
+)
+# Links looked at per post type to choose its structure.
+SAMPLE = 2000
+
+
+@dataclass
+class Sample:
+    """What a published item's URL is made of, and the path WordPress gave it."""
+
+    post_id: int
+    slug: str
+    date: datetime | None
+    ancestors: list[str]
+    path: str
+
+
+@dataclass
+class Structure:
+    """The structure chosen for a post type, and how well it reproduced the sample."""
+
+    pattern: str | None
+    reproduced: int = 0
+    sampled: int = 0
+    # Items whose link has a query string (plain permalinks, ``/?p=12``): no path pattern
+    # can make them.
+    plain: int = 0
+    samples: list[Sample] = field(default_factory=list)
+
+
+def link_path(link: str, site: str) -> str | None:
+    """The path of ``link`` on the exported site (``site``: its base URL), decoded; None
+    for a link elsewhere or with a query string."""
+    parts = urlsplit(link)
+    base = urlsplit(site).path.rstrip("/")
+    if parts.query or parts.fragment:
+        return None
+    path = unquote(parts.path) or "/"
+    if base and path.startswith(base + "/"):
+        path = path[len(base) :]
+    return path
+
+
+def path_of(pattern: str, post_type: str, sample: Sample) -> str:
+    """``sample``'s path under ``pattern``, decoded (as ``link_path`` gives WordPress's)."""
+    made = permalinks.post_path(
+        pattern,
+        post_id=sample.post_id,
+        slug=sample.slug,
+        post_type=post_type,
+        date=sample.date,
+        ancestors=sample.ancestors,
+    )
+    return unquote(made)
+
+
+def infer(
+    post_type: str, samples: list[Sample], plain: int, current: str | None = None
+) -> Structure:
+    """The structure of ``post_type`` that reproduces the most of ``samples``: its
+    ``current`` pattern unless another reproduces more (None when none reproduces any:
+    the type keeps its pattern, every item its exported path)."""
+    best = Structure(pattern=None, sampled=len(samples), plain=plain, samples=samples)
+    for pattern in dict.fromkeys([*([current] if current else []), *STRUCTURES]):
+        reproduced = sum(1 for s in samples if path_of(pattern, post_type, s) == s.path)
+        if reproduced > best.reproduced:
+            best.pattern, best.reproduced = pattern, reproduced
+    return best
