@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, configure_mappers, sessionmaker
 from .auth import ApiToken
 from .content import (
     Author,
+    ImportedObject,
     ObjectUrl,
     Post,
     PostStatus,
@@ -44,6 +45,7 @@ __all__ = [
     "ApiToken",
     "Author",
     "Base",
+    "ImportedObject",
     "Notification",
     "NotificationAttempt",
     "NotificationChange",

@@ -175,6 +175,24 @@ class ObjectUrl(Base):
     part: Mapped[int] = mapped_column(Integer, default=1)
 
 
+class ImportedObject(Base):
+    """Where an imported post, term or author came from (S-706): the site it was exported
+    from (``source``, its URL), its id there (``source_id``: a WordPress post id, a
+    taxonomy and term slug, an author's login) and a digest of what was imported, so that
+    importing the export again finds it, and changes it only where the export changed.
+    A row whose object was deleted here is a new object next time."""
+
+    __tablename__ = "imported_objects"
+    __table_args__ = (Index("ix_imported_objects_object", "kind", "object_id"),)
+
+    source: Mapped[str] = mapped_column(String(MAX_URL_LENGTH), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8), primary_key=True)  # "post", "term", "author"
+    source_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    object_id: Mapped[int] = mapped_column(Integer)
+    guid: Mapped[str | None] = mapped_column(String(MAX_URL_LENGTH))
+    digest: Mapped[str] = mapped_column(String(64))
+
+
 class Taxonomy(Base):
     __tablename__ = "taxonomies"
 

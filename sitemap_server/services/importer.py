@@ -58,9 +58,15 @@ class _PostBatch:
     def __init__(self, session: Session, lookups: Lookups, report: ImportReport) -> None:
         self.session, self.lookups, self.report = session, lookups, report
         self.pending: list[tuple[int, dict[str, Any]]] = []
+        # Called with each pending post's id once it is inserted, by its index in pending.
+        self.then: dict[int, Callable[[int], None]] = {}
         self.next_statistics = FIRST_STATISTICS
 
-    def add(self, line: int, data: dict[str, Any]) -> None:
+    def add(
+        self, line: int, data: dict[str, Any], then: Callable[[int], None] | None = None
+    ) -> None:
+        if then is not None:
+            self.then[len(self.pending)] = then
         self.pending.append((line, data))
         if len(self.pending) >= BATCH_SIZE:
             self.flush()
@@ -106,6 +112,9 @@ class _PostBatch:
         )
         self.report.created["post"] += len(rows)
         self.pending.clear()
+        then, self.then = self.then, {}
+        for index, call in then.items():
+            call(rows[index]["id"])
         if self.report.created["post"] >= self.next_statistics:
             self.next_statistics *= STATISTICS_GROWTH
             # The import is one transaction: autovacuum cannot see its rows, and a planner
@@ -178,18 +187,14 @@ class ObjectImport:
         self.lookups = Lookups(session)
         self.posts = _PostBatch(session, self.lookups, self.report)
 
-    def add(self, number: int, item: Any) -> Any:
-        """Apply ``item``: None for a post (inserted with its batch), else what was
-        created (the author, term, post type or taxonomy)."""
-        text = text_problems(item)
-        if text:  # a 400, as for an API body
-            raise _at_line(ServiceError, number, text)
-        problems = self.validate(item)
-        if problems:
-            raise _at_line(Invalid, number, problems)
+    def add(self, number: int, item: Any, then: Callable[[int], None] | None = None) -> Any:
+        """Apply ``item``: None for a post (inserted with its batch, and then given to
+        ``then`` with its id), else what was created (the author, term, post type or
+        taxonomy)."""
+        self.check(number, item)
         kind, data = next(iter(item.items()))
         if kind == "post":
-            self.posts.add(number, data)
+            self.posts.add(number, data, then)
             return None
         self.posts.flush()  # keep the order: earlier posts exist before later objects
         try:
@@ -198,6 +203,15 @@ class ObjectImport:
             raise exc.at_line(number, kind) from None
         self.report.created[kind] += 1
         return created
+
+    def check(self, number: int, item: Any) -> None:
+        """Refuse ``item`` if it is not an import object, naming its line."""
+        text = text_problems(item)
+        if text:  # a 400, as for an API body
+            raise _at_line(ServiceError, number, text)
+        problems = self.validate(item)
+        if problems:
+            raise _at_line(Invalid, number, problems)
 
     def finish(self) -> None:
         """Insert the posts still waiting in the last batch."""

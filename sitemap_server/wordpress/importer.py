@@ -27,6 +27,8 @@ drafts) is counted by reason in the report, never dropped silently.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -35,14 +37,16 @@ from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..content.sanitize import clean_url
 from ..content.slugs import is_slug, normal_slug, slugify
 from ..content.urls import is_site_path
-from ..models import PostType, Taxonomy, Term
+from ..errors import ServiceError
+from ..models import Author, ImportedObject, Post, PostType, Taxonomy, Term
 from ..models.meta import utcnow
-from ..services import types
+from ..services import authors, posts, terms, types
 from ..services.importer import LineValidator, ObjectImport
 from ..sitemaps.changes import held_back
 from . import permalinks, wxr
@@ -99,7 +103,10 @@ class Report:
     """What an import read, imported and left out, for the command and the API."""
 
     items: Counter[str] = field(default_factory=Counter)  # by "type/status"
-    imported: Counter[str] = field(default_factory=Counter)  # by kind
+    imported: Counter[str] = field(default_factory=Counter)  # by kind: new objects
+    # Imported before (the same source and id): changed in place, or left as they were.
+    updated: Counter[str] = field(default_factory=Counter)
+    unchanged: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)  # by reason
     # Imported, but not quite as exported: by what was done.
     adjusted: Counter[str] = field(default_factory=Counter)
@@ -114,6 +121,8 @@ class Report:
         return {
             "items": dict(sorted(self.items.items())),
             "imported": dict(sorted(self.imported.items())),
+            "updated": dict(sorted(self.updated.items())),
+            "unchanged": dict(sorted(self.unchanged.items())),
             "skipped": dict(sorted(self.skipped.items())),
             "adjusted": dict(sorted(self.adjusted.items())),
             "permalinks": {
@@ -134,6 +143,14 @@ class Report:
             f"read {sum(self.items.values())} items; imported "
             + (", ".join(f"{n} {kind}" for kind, n in sorted(self.imported.items())) or "nothing")
         ]
+        if self.updated or self.unchanged:
+            lines.append(
+                "imported before: "
+                + ", ".join(
+                    f"{self.updated[kind]} {kind} updated, {self.unchanged[kind]} unchanged"
+                    for kind in sorted(self.updated.keys() | self.unchanged.keys())
+                )
+            )
         if self.skipped:
             lines.append(
                 "not imported: "
@@ -176,6 +193,12 @@ class Survey:
         default_factory=dict
     )
     plain: Counter[str] = field(default_factory=Counter)
+
+
+def _digest(data: dict[str, Any]) -> str:
+    """What an import made an object from, in 64 hex digits."""
+    text = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def import_wordpress(
@@ -308,8 +331,18 @@ class _Import:
         self.term_ids: set[int] = set()
         self.taxonomies: set[str] = set()
         self.patterns: dict[str, str] = {}
-        self.imported: set[int] = set()
-        self.slugs: dict[tuple[str, int | None], set[str]] = {}
+        # WordPress post id -> this site's.
+        self.ids: dict[int, int] = {}
+        self.used_ids: set[int] = set()
+        self.source = survey.site.rstrip("/")
+        # What earlier imports of this site made, by (kind, source id).
+        self.known = {
+            (row.kind, row.source_id): row
+            for row in session.scalars(
+                select(ImportedObject).where(ImportedObject.source == self.source)
+            )
+        }
+        self.slugs: dict[tuple[str, int], set[str]] = {}
         # Items waiting for their parent, by the parent's id.
         self.waiting: dict[int, list[wxr.WpItem]] = {}
         self.held_terms: dict[tuple[str, str], list[wxr.WpTerm]] = {}
@@ -325,16 +358,14 @@ class _Import:
                 self._item(record)
                 if self.progress is not None:
                     self.progress(1)
-        for terms in self.held_terms.values():  # their parent is not in the export
-            for term in terms:
+        for held in self.held_terms.values():  # their parent is not in the export
+            for term in held:
                 self._create_term(term.taxonomy, term.slug, term.name, term.line, None, term)
         for items in self.waiting.values():  # their parent is not imported
             for item in items:
                 self.report.adjusted["parent not imported: imported without it"] += 1
                 self._post(item, parent=None)
         self.objects.finish()
-        for kind, n in self.objects.report.created.items():
-            self.report.imported[kind] += n
 
     # Post types and taxonomies --------------------------------------------------------
 
@@ -380,9 +411,20 @@ class _Import:
         # author list's), and the archive URL is the login made a slug.
         slug = slugify(login, f"author-{len(self.authors) + 1}")
         found = self.authors.get(slug)
-        if found is None:
-            author = self.objects.add(line, {"author": {"slug": slug, "name": name or login}})
-            found = self.authors[slug] = author.id
+        if found is not None:
+            return found
+        data = {"slug": slug, "name": name or login}
+        digest = _digest(data)
+        known = self._known("author", slug, Author)
+        if known is None:
+            found = self.objects.add(line, {"author": data}).id
+            self._remember("author", slug, found, digest)
+        else:
+            found = known.object_id
+            if self._changed(known, digest, "author", line, {"author": data}):
+                author = self.session.get_one(Author, found)
+                self._update(line, "author", authors.update_author, author, {"name": data["name"]})
+        self.authors[slug] = found
         return found
 
     def _channel_term(self, term: wxr.WpTerm) -> None:
@@ -408,9 +450,9 @@ class _Import:
         term: wxr.WpTerm | None = None,
     ) -> int:
         slug = normal_slug(unquote(slug)) if slug else slugify(name, "term")
-        known = self.terms.get((taxonomy, slug))
-        if known is not None:
-            return known
+        seen = self.terms.get((taxonomy, slug))
+        if seen is not None:
+            return seen
         data: dict[str, Any] = {"taxonomy": taxonomy, "name": name or slug}
         if is_slug(slug):
             data["slug"] = slug
@@ -423,12 +465,25 @@ class _Import:
             data["id"] = wanted
         if term is not None and term.description:
             data["description"] = term.description
-        created = self.objects.add(line, {"term": data})
-        self.terms[taxonomy, slug] = created.id
-        self.term_ids.add(created.id)
+        source_id = f"{taxonomy}/{slug}"
+        digest = _digest({k: v for k, v in data.items() if k != "id"})
+        known = self._known("term", source_id, Term)
+        if known is None:
+            term_id = int(self.objects.add(line, {"term": data}).id)
+            self._remember("term", source_id, term_id, digest)
+        else:
+            term_id = known.object_id
+            if self._changed(known, digest, "term", line, {"term": data}):
+                update: dict[str, Any] = {
+                    k: data[k] for k in ("name", "parent", "description") if k in data
+                }
+                stored = self.session.get_one(Term, term_id)
+                self._update(line, "term", terms.update_term, stored, update)
+        self.terms[taxonomy, slug] = term_id
+        self.term_ids.add(term_id)
         for child in self.held_terms.pop((taxonomy, slug), []):
-            self._create_term(child.taxonomy, child.slug, child.name, child.line, created.id, child)
-        return int(created.id)
+            self._create_term(child.taxonomy, child.slug, child.name, child.line, term_id, child)
+        return term_id
 
     def _term_id_free(self, term_id: int) -> bool:
         return term_id not in self.term_ids and self.session.get(Term, term_id) is None
@@ -450,13 +505,14 @@ class _Import:
         if kind not in self.patterns:
             self.report.skipped[f"post type {kind!r} (not a name this site takes)"] += 1
             return
-        parent = item.post_parent or None
-        if parent is not None and parent not in self.imported:
-            if parent in self.survey.ids:
-                self.waiting.setdefault(parent, []).append(item)
+        parent = None
+        if item.post_parent:
+            parent = self.ids.get(item.post_parent)
+            if parent is None and item.post_parent in self.survey.ids:
+                self.waiting.setdefault(item.post_parent, []).append(item)
                 return
-            self.report.adjusted["parent not in the export: imported without it"] += 1
-            parent = None
+            if parent is None:
+                self.report.adjusted["parent not in the export: imported without it"] += 1
         self._post(item, parent)
 
     def _post(self, item: wxr.WpItem, parent: int | None) -> None:
@@ -474,9 +530,7 @@ class _Import:
             "modified_at": min(modified, now).isoformat(),
             "parts": min(item.content.count(NEXT_PAGE) + 1, MAX_PARTS),
         }
-        if post_id is not None:
-            data["id"] = post_id
-        slug = self._slug(item, kind, parent)
+        slug = self._slug(item, kind, item.post_parent)
         if slug:
             data["slug"] = slug
         if parent is not None:
@@ -487,16 +541,101 @@ class _Import:
             data["author"] = self._author(item.creator, item.creator, item.line)
         data.update(self._meta(item, post_id))
         data["terms"] = sorted(set(self._item_terms(item)))
-        path = self._exported_path(item, kind, post_id, slug, published, parent)
+        path = self._exported_path(item, kind, post_id, slug, published)
         if path:
             data["path"] = path
-        self.objects.add(item.line, {"post": data})
-        if post_id is not None:
-            self.imported.add(post_id)
-            for child in self.waiting.pop(post_id, []):
-                self._post(child, post_id)
+        # What the export says of the post: the date it was modified as written there
+        # (``modified_at`` falls back on the import's clock).
+        digest = _digest({**data, "modified_at": item.post_modified_gmt or item.post_modified})
+        source_id = str(post_id) if post_id is not None else item.guid or item.link
+        known = self._known("post", source_id, Post)
+        if known is not None:
+            if self._changed(known, digest, "post", item.line, {"post": data}):
+                self.objects.posts.flush()  # what it refers to may be in the batch
+                stored = self.session.get_one(Post, known.object_id)
+                update = {k: v for k, v in data.items() if k != "type"}
+                self._update(item.line, "post", posts.update_post, stored, update)
+            self._imported(post_id, known.object_id)
+            return
 
-    def _slug(self, item: wxr.WpItem, kind: str, parent: int | None) -> str:
+        def inserted(our_id: int) -> None:
+            self._remember("post", source_id, our_id, digest, item.guid or None)
+
+        if post_id is not None and self._post_id_free(post_id):
+            data["id"] = post_id
+            self.used_ids.add(post_id)
+            self.objects.add(item.line, {"post": data}, then=inserted)
+            self._imported(post_id, post_id)
+        else:  # its WordPress id is another post's here: it gets one of its own, now
+            ids: list[int] = []
+            self.objects.add(item.line, {"post": data}, then=ids.append)
+            self.objects.posts.flush()
+            inserted(ids[0])
+            self.report.adjusted["WordPress id taken here: another id given"] += 1
+            self._imported(post_id, ids[0])
+
+    def _imported(self, post_id: int | None, our_id: int) -> None:
+        """The item ``post_id`` is post ``our_id`` here: the items waiting for it follow."""
+        if post_id is None:
+            return
+        self.ids[post_id] = our_id
+        for child in self.waiting.pop(post_id, []):
+            self._post(child, our_id)
+
+    def _post_id_free(self, post_id: int) -> bool:
+        return (
+            0 < post_id < 2**31
+            and post_id not in self.used_ids
+            and self.session.get(Post, post_id) is None
+        )
+
+    # Where objects came from --------------------------------------------------------------
+
+    def _known(self, kind: str, source_id: str, model: type[Any]) -> ImportedObject | None:
+        """What an earlier import of this site made of ``source_id``, if it still exists."""
+        found = self.known.get((kind, source_id))
+        if found is not None and self.session.get(model, found.object_id) is None:
+            return None
+        return found
+
+    def _remember(
+        self, kind: str, source_id: str, object_id: int, digest: str, guid: str | None = None
+    ) -> None:
+        row = self.known.get((kind, source_id))
+        if row is None:
+            row = ImportedObject(source=self.source, kind=kind, source_id=source_id)
+            self.session.add(row)
+            self.known[kind, source_id] = row
+        row.object_id, row.digest, row.guid = object_id, digest, guid
+        self.report.imported[kind] += 1
+
+    def _changed(
+        self, known: ImportedObject, digest: str, kind: str, line: int, item: dict[str, Any]
+    ) -> bool:
+        """Whether the export changed ``known`` since it was imported (its digest moved);
+        if so, the new values are checked as an import object first."""
+        if known.digest == digest:
+            self.report.unchanged[kind] += 1
+            return False
+        self.objects.check(line, item)
+        known.digest = digest
+        self.report.updated[kind] += 1
+        return True
+
+    def _update(
+        self,
+        line: int,
+        kind: str,
+        update: Callable[[Session, Any, dict[str, Any]], Any],
+        stored: Any,
+        data: dict[str, Any],
+    ) -> None:
+        try:
+            update(self.session, stored, data)
+        except ServiceError as exc:
+            raise exc.at_line(line, kind) from None
+
+    def _slug(self, item: wxr.WpItem, kind: str, parent: int) -> str:
         """The item's slug: its ``post_name``, decoded. One an earlier item of its type
         and parent took (an export edited by hand: WordPress keeps slugs unique) gives
         way to the last segment of the item's link, the URL WordPress served it at, or
@@ -553,7 +692,6 @@ class _Import:
         post_id: int | None,
         slug: str,
         published: datetime | None,
-        parent: int | None,
     ) -> str | None:
         """The path WordPress served the item at, when the type's pattern does not make
         it (None: the pattern does, or the item was never served)."""
@@ -568,7 +706,7 @@ class _Import:
             post_id,
             slug or "",
             published,
-            ancestors(self.survey.tree, parent or 0),
+            ancestors(self.survey.tree, item.post_parent),
             path,
         )
         if slug and permalinks.path_of(self.patterns[kind], kind, sample) == path:

@@ -333,3 +333,53 @@ def test_an_item_the_site_cannot_take_is_named_by_its_line(cli, tmp_path, db_sna
     assert f"line {second_item}: post/title" in err
     assert "nothing was changed" in err
     assert db_snapshot() == before
+
+
+# Importing again -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", [THEME_UNIT_TEST, BLOCKS], ids=lambda p: p.name)
+def test_importing_the_same_export_again_changes_nothing(cli, db_snapshot, fixture):
+    import_export(cli, fixture)
+    before = db_snapshot()
+    out = import_export(cli, fixture)
+    assert out.splitlines()[0].endswith("imported nothing")
+    assert " 0 post updated" in out.splitlines()[1]
+    # Not a row: no change recorded, no sitemap or page of one rebuilt, nothing to announce.
+    assert db_snapshot() == before
+
+
+def test_a_newer_export_changes_what_changed_in_place(cli, tmp_path, testapp, dbsession):
+    first = wxr(item(1, "/kept/"), item(2, "/renamed/", title="Old title"))
+    status, _out, err = import_bytes(cli, tmp_path, first)
+    assert status == 0, err
+    newer = wxr(
+        item(1, "/kept/"),
+        item(2, "/renamed/", title="New title"),
+        item(3, "/added/"),
+    )
+    status, out, err = import_bytes(cli, tmp_path, newer)
+    assert status == 0, err
+    assert out.splitlines()[0] == "read 3 items; imported 1 post"
+    assert "1 post updated, 1 unchanged" in out
+    assert dbsession.get(Post, 2).title == "New title"
+    assert listed(testapp, "post") == {f"{SITE_URL}/{s}/" for s in ("kept", "renamed", "added")}
+
+
+def test_an_id_taken_here_gives_the_item_another_and_its_children_follow(
+    cli, tmp_path, api, dbsession
+):
+    taken = api.post_json("/api/posts", {"type": "page", "title": "Ours", "slug": "ours"}).json
+    export = wxr(
+        item(taken["id"], "/theirs/", post_type="page"),
+        item(taken["id"] + 1000, "/theirs/child/", post_type="page", parent=taken["id"]),
+    )
+    status, out, err = import_bytes(cli, tmp_path, export)
+    assert status == 0, err
+    assert "1 WordPress id taken here: another id given" in out
+    theirs = dbsession.scalars(select(Post).where(Post.slug == "theirs")).one()
+    assert theirs.id != taken["id"]
+    assert dbsession.get(Post, taken["id"] + 1000).parent_id == theirs.id
+    # Again: the same objects, unchanged.
+    status, out, err = import_bytes(cli, tmp_path, export)
+    assert "0 post updated, 2 unchanged" in out
