@@ -32,6 +32,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -203,7 +204,7 @@ def _digest(data: dict[str, Any]) -> str:
 
 def import_wordpress(
     session: Session,
-    open_export: Callable[[], IO[bytes]],
+    open_export: Callable[[], AbstractContextManager[IO[bytes]]],
     validate: LineValidator,
     progress: Callable[[int], None] | None = None,
 ) -> Report:

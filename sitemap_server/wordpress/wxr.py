@@ -121,11 +121,19 @@ FIELDS = {
 
 
 def open_export(stream: IO[bytes]) -> IO[bytes]:
-    """``stream``, or what it holds if it is gzip-compressed (found by its first bytes)."""
-    buffered: Any = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)
-    if buffered.peek(2)[:2] == GZIP_MAGIC:
-        return cast(IO[bytes], gzip.GzipFile(fileobj=buffered, mode="rb"))
-    return cast(IO[bytes], buffered)
+    """``stream``, or what it holds if it is gzip-compressed (found by its first bytes).
+    A stream that can seek is read as it is (and left open for another reading)."""
+    if stream.seekable():
+        start = stream.tell()
+        head = stream.read(2)
+        stream.seek(start)
+        source: Any = stream
+    else:
+        source = io.BufferedReader(stream)
+        head = source.peek(2)[:2]
+    if head == GZIP_MAGIC:
+        return cast(IO[bytes], gzip.GzipFile(fileobj=source, mode="rb"))
+    return cast(IO[bytes], source)
 
 
 def read(stream: IO[bytes]) -> Iterator[Record]:

@@ -383,3 +383,29 @@ def test_an_id_taken_here_gives_the_item_another_and_its_children_follow(
     # Again: the same objects, unchanged.
     status, out, err = import_bytes(cli, tmp_path, export)
     assert "0 post updated, 2 unchanged" in out
+
+
+# POST /api/import ----------------------------------------------------------------------
+
+
+def test_the_api_imports_an_export_and_again_changes_nothing(api, testapp, db_snapshot):
+    body = BLOCKS.read_bytes()
+    report = api.post("/api/import", body, content_type="application/xml", status=200).json
+    assert report["imported"] == {"author": 2, "post": 62, "term": 11}
+    assert report["permalinks"]["post"]["pattern"] == "/{slug}/"
+    assert listed(testapp, "post", "page") == served_links(BLOCKS)
+    before = db_snapshot()
+    packed = gzip.compress(body)
+    again = api.post("/api/import", packed, content_type="application/gzip", status=200).json
+    assert again["imported"] == {}
+    assert again["unchanged"]["post"] == 62
+    assert db_snapshot() == before
+
+
+def test_the_api_refuses_a_file_that_is_no_export(api, db_snapshot):
+    before = db_snapshot()
+    response = api.post("/api/import", BOMB, content_type="text/xml", status=422)
+    assert "has a DTD" in response.json["detail"]
+    response = api.post("/api/import", cut(BLOCKS, 0.3), content_type="text/xml", status=422)
+    assert response.json["errors"][0]["line"] > 1
+    assert db_snapshot() == before
