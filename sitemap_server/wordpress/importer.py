@@ -35,10 +35,10 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, Any, NamedTuple, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, Table, and_, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..content.sanitize import clean_url
@@ -96,6 +96,8 @@ YOAST_NOINDEX = "_yoast_wpseo_meta-robots-noindex"
 YOAST_CANONICAL = "_yoast_wpseo_canonical"
 THUMBNAIL = "_thumbnail_id"
 SLUG_TAKEN = "slug taken by an earlier item: its link's or title's instead"
+# Rows of ``imported_objects`` written in one statement.
+BATCH = 1000
 NAME = re.compile(r"^[a-z0-9_-]{1,20}$")
 
 
@@ -176,6 +178,13 @@ class Report:
                 )
             lines.append(line)
         return lines
+
+
+class Known(NamedTuple):
+    """An object an earlier import made: its id here, and the digest of what it was made of."""
+
+    object_id: int
+    digest: str
 
 
 @dataclass
@@ -335,14 +344,15 @@ class _Import:
         # WordPress post id -> this site's.
         self.ids: dict[int, int] = {}
         self.used_ids: set[int] = set()
+        self.largest_post_id = session.scalar(select(func.max(Post.id))) or 0
         self.source = survey.site.rstrip("/")
         # What earlier imports of this site made, by (kind, source id).
-        self.known = {
-            (row.kind, row.source_id): row
-            for row in session.scalars(
-                select(ImportedObject).where(ImportedObject.source == self.source)
-            )
-        }
+        # What earlier imports of this site made, by (kind, source id), when it still
+        # exists here; the rows of those deleted since (their objects are made again).
+        self.known: dict[tuple[str, str], Known] = {}
+        self.orphans: set[tuple[str, str]] = set()
+        self._load_known()
+        self.new_sources: list[dict[str, Any]] = []
         self.slugs: dict[tuple[str, int], set[str]] = {}
         # Items waiting for their parent, by the parent's id.
         self.waiting: dict[int, list[wxr.WpItem]] = {}
@@ -367,6 +377,7 @@ class _Import:
                 self.report.adjusted["parent not imported: imported without it"] += 1
                 self._post(item, parent=None)
         self.objects.finish()
+        self._write_sources()
 
     # Post types and taxonomies --------------------------------------------------------
 
@@ -416,13 +427,13 @@ class _Import:
             return found
         data = {"slug": slug, "name": name or login}
         digest = _digest(data)
-        known = self._known("author", slug, Author)
+        known = self.known.get(("author", slug))
         if known is None:
             found = self.objects.add(line, {"author": data}).id
             self._remember("author", slug, found, digest)
         else:
             found = known.object_id
-            if self._changed(known, digest, "author", line, {"author": data}):
+            if self._changed("author", slug, digest, line, {"author": data}):
                 author = self.session.get_one(Author, found)
                 self._update(line, "author", authors.update_author, author, {"name": data["name"]})
         self.authors[slug] = found
@@ -468,13 +479,13 @@ class _Import:
             data["description"] = term.description
         source_id = f"{taxonomy}/{slug}"
         digest = _digest({k: v for k, v in data.items() if k != "id"})
-        known = self._known("term", source_id, Term)
+        known = self.known.get(("term", source_id))
         if known is None:
             term_id = int(self.objects.add(line, {"term": data}).id)
             self._remember("term", source_id, term_id, digest)
         else:
             term_id = known.object_id
-            if self._changed(known, digest, "term", line, {"term": data}):
+            if self._changed("term", source_id, digest, line, {"term": data}):
                 update: dict[str, Any] = {
                     k: data[k] for k in ("name", "parent", "description") if k in data
                 }
@@ -549,9 +560,9 @@ class _Import:
         # (``modified_at`` falls back on the import's clock).
         digest = _digest({**data, "modified_at": item.post_modified_gmt or item.post_modified})
         source_id = str(post_id) if post_id is not None else item.guid or item.link
-        known = self._known("post", source_id, Post)
+        known = self.known.get(("post", source_id))
         if known is not None:
-            if self._changed(known, digest, "post", item.line, {"post": data}):
+            if self._changed("post", source_id, digest, item.line, {"post": data}):
                 self.objects.posts.flush()  # what it refers to may be in the batch
                 stored = self.session.get_one(Post, known.object_id)
                 update = {k: v for k, v in data.items() if k != "type"}
@@ -584,42 +595,72 @@ class _Import:
             self._post(child, our_id)
 
     def _post_id_free(self, post_id: int) -> bool:
-        return (
-            0 < post_id < 2**31
-            and post_id not in self.used_ids
-            and self.session.get(Post, post_id) is None
-        )
+        if not 0 < post_id < 2**31 or post_id in self.used_ids:
+            return False
+        # Past the largest id the site had when the import began: free, without a query.
+        return post_id > self.largest_post_id or self.session.get(Post, post_id) is None
 
     # Where objects came from --------------------------------------------------------------
 
-    def _known(self, kind: str, source_id: str, model: type[Any]) -> ImportedObject | None:
-        """What an earlier import of this site made of ``source_id``, if it still exists."""
-        found = self.known.get((kind, source_id))
-        if found is not None and self.session.get(model, found.object_id) is None:
-            return None
-        return found
+    def _load_known(self) -> None:
+        table = cast(Table, ImportedObject.__table__)
+        alive = func.coalesce(Post.id, Term.id, Author.id)
+        query = (
+            select(table.c.kind, table.c.source_id, table.c.object_id, table.c.digest, alive)
+            .outerjoin(Post, and_(table.c.kind == "post", Post.id == table.c.object_id))
+            .outerjoin(Term, and_(table.c.kind == "term", Term.id == table.c.object_id))
+            .outerjoin(Author, and_(table.c.kind == "author", Author.id == table.c.object_id))
+            .where(table.c.source == self.source)
+        )
+        for kind, source_id, object_id, digest, exists in self.session.execute(query):
+            if exists is None:
+                self.orphans.add((kind, source_id))
+            else:
+                self.known[kind, source_id] = Known(object_id, digest)
 
     def _remember(
         self, kind: str, source_id: str, object_id: int, digest: str, guid: str | None = None
     ) -> None:
-        row = self.known.get((kind, source_id))
-        if row is None:
-            row = ImportedObject(source=self.source, kind=kind, source_id=source_id)
-            self.session.add(row)
-            self.known[kind, source_id] = row
-        row.object_id, row.digest, row.guid = object_id, digest, guid
+        """A new object ``object_id`` made of ``source_id``: its row is written with the
+        next batch (``_write_sources``), or at once in place of an orphan's."""
         self.report.imported[kind] += 1
+        row = {"object_id": object_id, "digest": digest, "guid": guid}
+        if (kind, source_id) in self.orphans:
+            self.session.execute(
+                update(ImportedObject).where(*self._row(kind, source_id)).values(**row)
+            )
+            return
+        self.new_sources.append(
+            {"source": self.source, "kind": kind, "source_id": source_id, **row}
+        )
+        if len(self.new_sources) >= BATCH:
+            self._write_sources()
+
+    def _write_sources(self) -> None:
+        if self.new_sources:
+            self.session.execute(insert(ImportedObject), self.new_sources)
+            self.new_sources = []
+
+    def _row(self, kind: str, source_id: str) -> tuple[ColumnElement[bool], ...]:
+        return (
+            ImportedObject.source == self.source,
+            ImportedObject.kind == kind,
+            ImportedObject.source_id == source_id,
+        )
 
     def _changed(
-        self, known: ImportedObject, digest: str, kind: str, line: int, item: dict[str, Any]
+        self, kind: str, source_id: str, digest: str, line: int, item: dict[str, Any]
     ) -> bool:
-        """Whether the export changed ``known`` since it was imported (its digest moved);
-        if so, the new values are checked as an import object first."""
-        if known.digest == digest:
+        """Whether the export changed ``source_id`` since it was imported (its digest
+        moved); if so, the new values are checked as an import object first, and the new
+        digest stored."""
+        if self.known[kind, source_id].digest == digest:
             self.report.unchanged[kind] += 1
             return False
         self.objects.check(line, item)
-        known.digest = digest
+        self.session.execute(
+            update(ImportedObject).where(*self._row(kind, source_id)).values(digest=digest)
+        )
         self.report.updated[kind] += 1
         return True
 
