@@ -150,6 +150,10 @@ def cmd_import(args: argparse.Namespace) -> None:
         apply_changes(site, quiet=args.quiet)
 
 
+class _DryRun(Exception):
+    """Raised at the end of a dry run, so that its transaction is rolled back."""
+
+
 def cmd_import_wordpress(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
@@ -160,21 +164,27 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
     if not path.is_file():
         raise CommandError(f"{args.file}: no such file")
     with open_site(args.config) as site:
-        with (
-            tqdm(
-                unit=" items", desc="importing", disable=args.quiet or None, file=sys.stderr
-            ) as bar,
-            database(site) as session,
-        ):
-            try:
-                report = import_wordpress(
-                    session, lambda: path.open("rb"), site.import_validator, progress=bar.update
-                )
-            except WxrError as error:
-                raise CommandError(f"{args.file}: {error}; nothing was changed") from None
+        try:
+            with (
+                tqdm(
+                    unit=" items", desc="importing", disable=args.quiet or None, file=sys.stderr
+                ) as bar,
+                database(site) as session,
+            ):
+                try:
+                    report = import_wordpress(
+                        session, lambda: path.open("rb"), site.import_validator, bar.update
+                    )
+                except WxrError as error:
+                    raise CommandError(f"{args.file}: {error}; nothing was changed") from None
+                if args.dry_run:
+                    raise _DryRun
+        except _DryRun:
+            print("dry run: this is what the import would do; nothing was changed")
         for line in report.summary():
             print(line)
-        apply_changes(site, quiet=args.quiet)
+        if not args.dry_run:
+            apply_changes(site, quiet=args.quiet)
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> None:
@@ -455,6 +465,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     wordpress.add_argument("file", help="the export: Tools → Export in WordPress")
     wordpress.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    wordpress.add_argument(
+        "--dry-run", action="store_true", help="say what the import would do, and change nothing"
+    )
     wordpress.set_defaults(func=cmd_import_wordpress)
 
     seed = commands.add_parser("seed-demo", help="create a small demo site")

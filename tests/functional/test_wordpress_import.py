@@ -409,3 +409,12 @@ def test_the_api_refuses_a_file_that_is_no_export(api, db_snapshot):
     response = api.post("/api/import", cut(BLOCKS, 0.3), content_type="text/xml", status=422)
     assert response.json["errors"][0]["line"] > 1
     assert db_snapshot() == before
+
+
+def test_a_dry_run_says_what_would_change_and_changes_nothing(cli, tmp_path, db_snapshot):
+    before = db_snapshot()
+    status, out, err = cli("import-wordpress", "--quiet", "--dry-run", BLOCKS)
+    assert status == 0, err
+    assert out.splitlines()[0] == "dry run: this is what the import would do; nothing was changed"
+    assert out.splitlines()[1] == "read 72 items; imported 2 author, 62 post, 11 term"
+    assert db_snapshot() == before
