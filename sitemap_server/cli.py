@@ -173,7 +173,11 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
             ):
                 try:
                     report = import_wordpress(
-                        session, lambda: path.open("rb"), site.import_validator, bar.update
+                        session,
+                        lambda: path.open("rb"),
+                        site.import_validator,
+                        bar.update,
+                        prune=args.prune,
                     )
                 except WxrError as error:
                     raise CommandError(f"{args.file}: {error}; nothing was changed") from None
@@ -467,6 +471,11 @@ def build_parser() -> argparse.ArgumentParser:
     wordpress.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     wordpress.add_argument(
         "--dry-run", action="store_true", help="say what the import would do, and change nothing"
+    )
+    wordpress.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete what an earlier import of the same site made and the export no longer has",
     )
     wordpress.set_defaults(func=cmd_import_wordpress)
 

@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from typing import IO, Any, NamedTuple, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from sqlalchemy import ColumnElement, Table, and_, func, insert, select, update
+from sqlalchemy import ColumnElement, Table, and_, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..content.sanitize import clean_url
@@ -110,6 +110,8 @@ class Report:
     # Imported before (the same source and id): changed in place, or left as they were.
     updated: Counter[str] = field(default_factory=Counter)
     unchanged: Counter[str] = field(default_factory=Counter)
+    # Made by an earlier import, gone from this export, and deleted (``--prune``).
+    pruned: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)  # by reason
     # Imported, but not quite as exported: by what was done.
     adjusted: Counter[str] = field(default_factory=Counter)
@@ -126,6 +128,7 @@ class Report:
             "imported": dict(sorted(self.imported.items())),
             "updated": dict(sorted(self.updated.items())),
             "unchanged": dict(sorted(self.unchanged.items())),
+            "pruned": dict(sorted(self.pruned.items())),
             "skipped": dict(sorted(self.skipped.items())),
             "adjusted": dict(sorted(self.adjusted.items())),
             "permalinks": {
@@ -153,6 +156,11 @@ class Report:
                     f"{self.updated[kind]} {kind} updated, {self.unchanged[kind]} unchanged"
                     for kind in sorted(self.updated.keys() | self.unchanged.keys())
                 )
+            )
+        if self.pruned:
+            lines.append(
+                "deleted, no longer in the export: "
+                + ", ".join(f"{n} {kind}" for kind, n in sorted(self.pruned.items()))
             )
         if self.skipped:
             lines.append(
@@ -216,9 +224,13 @@ def import_wordpress(
     open_export: Callable[[], AbstractContextManager[IO[bytes]]],
     validate: LineValidator,
     progress: Callable[[int], None] | None = None,
+    prune: bool = False,
 ) -> Report:
     """Import the export that ``open_export`` opens (it is read twice) in ``session``'s
     transaction.
+
+    With ``prune``, what earlier imports of the same site made and this export no longer
+    has is deleted.
 
     :raises wxr.WxrError: the file is not a WordPress export, or malformed.
     :raises ServiceError: an item the site cannot take, naming its line in the export.
@@ -227,7 +239,7 @@ def import_wordpress(
         survey = _survey(stream)
     report = Report()
     with held_back(session), open_export() as stream:
-        _Import(session, survey, validate, report, progress).run(stream)
+        _Import(session, survey, validate, report, progress, prune).run(stream)
     return report
 
 
@@ -330,8 +342,10 @@ class _Import:
         validate: LineValidator,
         report: Report,
         progress: Callable[[int], None] | None,
+        prune: bool = False,
     ) -> None:
         self.session = session
+        self.prune = prune
         self.survey = survey
         self.report = report
         self.progress = progress
@@ -352,6 +366,8 @@ class _Import:
         self.known: dict[tuple[str, str], Known] = {}
         self.orphans: set[tuple[str, str]] = set()
         self._load_known()
+        # What earlier imports made that this export has not named (yet): ``--prune``.
+        self.unseen = set(self.known)
         self.new_sources: list[dict[str, Any]] = []
         self.slugs: dict[tuple[str, int], set[str]] = {}
         # Items waiting for their parent, by the parent's id.
@@ -378,6 +394,8 @@ class _Import:
                 self._post(item, parent=None)
         self.objects.finish()
         self._write_sources()
+        if self.prune:
+            self._prune()
 
     # Post types and taxonomies --------------------------------------------------------
 
@@ -602,6 +620,43 @@ class _Import:
 
     # Where objects came from --------------------------------------------------------------
 
+    def _prune(self) -> None:
+        """Delete what earlier imports of this site made and this export no longer has,
+        through the services as ``DELETE`` requests do: posts and terms leaves first (so
+        no child moves up to meet a sibling of its slug), then the authors left with no
+        post (one that still has posts here is kept, and counted)."""
+        gone: dict[str, set[int]] = {"post": set(), "term": set(), "author": set()}
+        for kind, source_id in self.unseen:
+            gone[kind].add(self.known[kind, source_id].object_id)
+        self._leaves_first(Post, set(gone["post"]), posts.delete_post)
+        self._leaves_first(Term, set(gone["term"]), terms.delete_term)
+        for author_id in sorted(gone["author"]):
+            author = self.session.get_one(Author, author_id)
+            if self.session.scalar(select(func.count()).where(Post.author_id == author_id)):
+                self.report.adjusted["author not in the export but with posts here: kept"] += 1
+                gone["author"].discard(author_id)
+                continue
+            authors.delete_author(self.session, author)
+        for kind, ids in gone.items():
+            if ids:
+                self.report.pruned[kind] += len(ids)
+        for kind, source_id in self.unseen:
+            if self.known[kind, source_id].object_id in gone[kind]:
+                self.session.execute(delete(ImportedObject).where(*self._row(kind, source_id)))
+
+    def _leaves_first(
+        self, model: type[Post] | type[Term], ids: set[int], remove: Callable[[Session, Any], None]
+    ) -> None:
+        """``remove`` each of ``ids``, an object before its parent."""
+        while ids:
+            parents = set(
+                self.session.scalars(select(model.parent_id).where(model.id.in_(sorted(ids))))
+            )
+            leaves = ids - parents or ids  # a loop of parents: any will do
+            for object_id in sorted(leaves):
+                remove(self.session, self.session.get_one(model, object_id))
+            ids -= leaves
+
     def _load_known(self) -> None:
         table = cast(Table, ImportedObject.__table__)
         alive = func.coalesce(Post.id, Term.id, Author.id)
@@ -654,6 +709,7 @@ class _Import:
         """Whether the export changed ``source_id`` since it was imported (its digest
         moved); if so, the new values are checked as an import object first, and the new
         digest stored."""
+        self.unseen.discard((kind, source_id))
         if self.known[kind, source_id].digest == digest:
             self.report.unchanged[kind] += 1
             return False

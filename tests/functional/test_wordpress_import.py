@@ -418,3 +418,31 @@ def test_a_dry_run_says_what_would_change_and_changes_nothing(cli, tmp_path, db_
     assert out.splitlines()[0] == "dry run: this is what the import would do; nothing was changed"
     assert out.splitlines()[1] == "read 72 items; imported 2 author, 62 post, 11 term"
     assert db_snapshot() == before
+
+
+def test_prune_deletes_what_the_newer_export_no_longer_has(cli, tmp_path, testapp, dbsession):
+    tag = '<category domain="post_tag" nicename="old-tag"><![CDATA[Old tag]]></category>'
+    first = wxr(
+        item(1, "/kept/"),
+        item(2, "/dropped/", terms=tag),
+        item(3, "/about/", post_type="page"),
+        item(4, "/about/team/", post_type="page", parent=3),
+    )
+    status, _out, err = import_bytes(cli, tmp_path, first)
+    assert status == 0, err
+    newer = wxr(item(1, "/kept/"))
+    # Without --prune nothing is deleted.
+    status, out, err = import_bytes(cli, tmp_path, newer)
+    assert status == 0, err
+    assert listed(testapp, "post", "page") == {
+        f"{SITE_URL}/{path}/" for path in ("kept", "dropped", "about", "about/team")
+    }
+    path = tmp_path / "export.xml"
+    status, out, err = cli("import-wordpress", "--quiet", "--prune", path)
+    assert status == 0, err
+    assert "deleted, no longer in the export: 3 post, 1 term" in out
+    assert listed(testapp, "post", "page") == {f"{SITE_URL}/kept/"}
+    assert dbsession.scalars(select(Term).where(Term.slug == "old-tag")).first() is None
+    # The same export with --prune again: nothing more to do.
+    status, out, err = cli("import-wordpress", "--quiet", "--prune", path)
+    assert "deleted" not in out
