@@ -158,11 +158,16 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from .wordpress.importer import import_wordpress
+    from .wordpress.permalinks import from_wordpress
     from .wordpress.wxr import WxrError
 
     path = Path(args.file)
     if not path.is_file():
         raise CommandError(f"{args.file}: no such file")
+    try:
+        post_pattern = from_wordpress(args.permalinks) if args.permalinks else None
+    except ValueError as error:
+        raise CommandError(f"--permalinks: {error}") from None
     with open_site(args.config) as site:
         try:
             with (
@@ -178,6 +183,7 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
                         site.import_validator,
                         bar.update,
                         prune=args.prune,
+                        post_pattern=post_pattern,
                     )
                 except WxrError as error:
                     raise CommandError(f"{args.file}: {error}; nothing was changed") from None
@@ -471,6 +477,12 @@ def build_parser() -> argparse.ArgumentParser:
     wordpress.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     wordpress.add_argument(
         "--dry-run", action="store_true", help="say what the import would do, and change nothing"
+    )
+    wordpress.add_argument(
+        "--permalinks",
+        metavar="STRUCTURE",
+        help="the posts' permalink structure, as WordPress's settings write it "
+        "(/%%year%%/%%monthnum%%/%%postname%%/); default: found from the exported links",
     )
     wordpress.add_argument(
         "--prune",

@@ -225,12 +225,14 @@ def import_wordpress(
     validate: LineValidator,
     progress: Callable[[int], None] | None = None,
     prune: bool = False,
+    post_pattern: str | None = None,
 ) -> Report:
     """Import the export that ``open_export`` opens (it is read twice) in ``session``'s
     transaction.
 
     With ``prune``, what earlier imports of the same site made and this export no longer
-    has is deleted.
+    has is deleted. ``post_pattern`` is the posts' permalink pattern, given rather than
+    found (``permalinks.from_wordpress``).
 
     :raises wxr.WxrError: the file is not a WordPress export, or malformed.
     :raises ServiceError: an item the site cannot take, naming its line in the export.
@@ -239,7 +241,7 @@ def import_wordpress(
         survey = _survey(stream)
     report = Report()
     with held_back(session), open_export() as stream:
-        _Import(session, survey, validate, report, progress, prune).run(stream)
+        _Import(session, survey, validate, report, progress, prune, post_pattern).run(stream)
     return report
 
 
@@ -343,9 +345,11 @@ class _Import:
         report: Report,
         progress: Callable[[int], None] | None,
         prune: bool = False,
+        post_pattern: str | None = None,
     ) -> None:
         self.session = session
         self.prune = prune
+        self.post_pattern = post_pattern
         self.survey = survey
         self.report = report
         self.progress = progress
@@ -407,7 +411,12 @@ class _Import:
             ]
             post_type = self.session.get(PostType, name)
             current = post_type.permalink_pattern if post_type is not None else None
-            structure = permalinks.infer(name, samples, self.survey.plain[name], current)
+            if name == "post" and self.post_pattern is not None:
+                structure = permalinks.measure(
+                    name, samples, self.survey.plain[name], self.post_pattern
+                )
+            else:
+                structure = permalinks.infer(name, samples, self.survey.plain[name], current)
             self.report.structures[name] = structure
             if post_type is None:
                 if not NAME.match(name):

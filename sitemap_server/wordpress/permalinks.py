@@ -11,6 +11,7 @@ explicit path (S-103), so its URL does not change; the import says how many.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import unquote, urlsplit
@@ -79,6 +80,44 @@ def path_of(pattern: str, post_type: str, sample: Sample) -> str:
         ancestors=sample.ancestors,
     )
     return unquote(made)
+
+
+# WordPress's structure tags (Settings → Permalinks) this product's patterns can express.
+TAGS = {
+    "%year%": "{year}",
+    "%monthnum%": "{month}",
+    "%day%": "{day}",
+    "%postname%": "{slug}",
+    "%post_id%": "{id}",
+}
+_TAG = re.compile(r"%[a-z_]+%")
+
+
+def from_wordpress(structure: str) -> str:
+    """WordPress's permalink structure (``/%year%/%monthnum%/%postname%/``) as a pattern
+    of this product.
+
+    :raises ValueError: a tag no pattern can express (``%category%``, ``%author%``,
+        ``%hour%`` …), or a structure that is no path.
+    """
+    unknown = sorted(set(_TAG.findall(structure)) - set(TAGS))
+    if unknown:
+        raise ValueError(
+            f"{', '.join(unknown)} cannot be part of a permalink here; use " + ", ".join(TAGS)
+        )
+    pattern = _TAG.sub(lambda m: TAGS[m.group(0)], structure)
+    if not pattern.startswith("/"):
+        pattern = "/" + pattern
+    problem = permalinks.pattern_problem(pattern)
+    if problem:
+        raise ValueError(f"{structure}: {problem}")
+    return pattern
+
+
+def measure(post_type: str, samples: list[Sample], plain: int, pattern: str) -> Structure:
+    """How many of ``samples`` ``pattern`` reproduces (a structure given, not found)."""
+    reproduced = sum(1 for s in samples if path_of(pattern, post_type, s) == s.path)
+    return Structure(pattern, reproduced, len(samples), plain, samples)
 
 
 def infer(
