@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, cast
 
 import transaction
 from pyramid.paster import setup_logging
@@ -150,6 +150,38 @@ def cmd_import(args: argparse.Namespace) -> None:
         apply_changes(site, quiet=args.quiet)
 
 
+class _Counted:
+    """A binary file whose progress is counted (``progress(bytes)``, the bytes past the
+    furthest point read so far: a peek and a seek back count once), for a progress bar."""
+
+    def __init__(self, file: BinaryIO, progress: Callable[[int], object]) -> None:
+        self.file, self.progress = file, progress
+        self.furthest = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.file.read(size)
+        position = self.file.tell()
+        if position > self.furthest:
+            self.progress(position - self.furthest)
+            self.furthest = position
+        return data
+
+    def seekable(self) -> bool:
+        return self.file.seekable()
+
+    def tell(self) -> int:
+        return self.file.tell()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.file.seek(offset, whence)
+
+    def __enter__(self) -> IO[bytes]:
+        return cast(IO[bytes], self)  # what the reader uses of a file: read, seek, tell
+
+    def __exit__(self, *_exc: object) -> None:
+        self.file.close()
+
+
 class _DryRun(Exception):
     """Raised at the end of a dry run, so that its transaction is rolled back."""
 
@@ -171,17 +203,31 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
     with open_site(args.config) as site:
         try:
             with (
+                # The file is read twice (a survey, then the import): bytes of both.
                 tqdm(
-                    unit=" items", desc="importing", disable=args.quiet or None, file=sys.stderr
+                    total=2 * path.stat().st_size,
+                    unit="B",
+                    unit_scale=True,
+                    desc="importing",
+                    disable=args.quiet or None,
+                    file=sys.stderr,
                 ) as bar,
                 database(site) as session,
             ):
+                items = 0
+
+                def counted(_item: int) -> None:
+                    nonlocal items
+                    items += 1
+                    if items % 1000 == 0:
+                        bar.set_postfix(items=items, refresh=False)
+
                 try:
                     report = import_wordpress(
                         session,
-                        lambda: path.open("rb"),
+                        lambda: _Counted(path.open("rb"), bar.update),
                         site.import_validator,
-                        bar.update,
+                        counted,
                         prune=args.prune,
                         post_pattern=post_pattern,
                     )

@@ -10,6 +10,8 @@ this site's host.
 from __future__ import annotations
 
 import gzip
+import io
+import sys
 import unicodedata
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -474,3 +476,19 @@ def test_a_structure_that_cannot_be_expressed_is_refused(cli, db_snapshot, struc
     assert status == 2
     assert message in err
     assert db_snapshot() == before
+
+
+def test_on_a_terminal_a_progress_bar_counts_bytes_and_items(cli, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    status, out, _err = cli("import-wordpress", THEME_UNIT_TEST)
+    assert status == 0
+    assert out.startswith("read 186 items")
+    progress = terminal.getvalue()
+    size = 2 * THEME_UNIT_TEST.stat().st_size  # read twice: a survey, then the import
+    assert "importing: 100%" in progress
+    assert f"{size / 1e6:.2f}M/{size / 1e6:.2f}M" in progress
