@@ -243,6 +243,25 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
             apply_changes(site, quiet=args.quiet)
 
 
+def cmd_export(args: argparse.Namespace) -> None:
+    from .services.exporter import export
+
+    def write_to(out: Any) -> int:
+        count = 0
+        with open_site(args.config) as site, site.sessions() as session:
+            for item in export(session):
+                out.write(json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n")
+                count += 1
+        return count
+
+    if args.file == "-":
+        write_to(sys.stdout)
+        return
+    with open(args.file, "w", encoding="utf-8") as out:
+        count = write_to(out)
+    print(f"exported {count} lines to {args.file}", file=sys.stderr)
+
+
 def cmd_seed_demo(args: argparse.Namespace) -> None:
     from .demo import seed_demo
 
@@ -536,6 +555,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="delete what an earlier import of the same site made and the export no longer has",
     )
     wordpress.set_defaults(func=cmd_import_wordpress)
+
+    exp = commands.add_parser(
+        "export", help="write the content as newline-delimited JSON that import reads back"
+    )
+    exp.add_argument("file", nargs="?", default="-", help="where to write it (default: -)")
+    exp.set_defaults(func=cmd_export)
 
     seed = commands.add_parser("seed-demo", help="create a small demo site")
     seed.add_argument("--posts", type=int, default=300, help="number of blog posts (default 300)")

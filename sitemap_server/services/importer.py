@@ -1,9 +1,12 @@
 """Bulk import of newline-delimited JSON (S-704): all or nothing.
 
 Each line holds one object to create, e.g. ``{"author": {...}}`` or ``{"post": {...}}``,
-with the body the matching create endpoint takes. Lines are applied in order in the
-caller's transaction; the first bad line raises an error naming its line number, and the
-caller aborts the transaction, so nothing of a rejected import is kept.
+with the body the matching create endpoint takes; or settings to change, of a type or
+taxonomy that exists (``post_type_settings``, ``taxonomy_settings``: the body of its PATCH
+with its ``name``) or of the site (``settings``), as an export writes them. Lines are
+applied in order in the caller's transaction; the first bad line raises an error naming
+its line number, and the caller aborts the transaction, so nothing of a rejected import is
+kept.
 
 Posts, the bulk of any site, are checked by the same ``prepare_post`` as the API and
 inserted in batches; the few other objects go through their usual create functions.
@@ -24,7 +27,7 @@ from ..content.slugs import normal_slug
 from ..errors import FieldProblem, Invalid, ServiceError
 from ..models import Post, update_planner_statistics
 from ..sitemaps.changes import held_back, record
-from . import authors, terms, types
+from . import authors, site, terms, types
 from .decoding import NotJSON, NotUTF8, decode_json, text_problems
 from .ids import note_explicit_ids, sync_sequences
 from .posts import Lookups, base_slug, insert_prepared, prepare_post
@@ -36,7 +39,16 @@ STATISTICS_GROWTH = 4
 # Longest line accepted (bytes): the largest post the API takes, with room for escaping.
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
-KINDS = ("post_type", "taxonomy", "author", "term", "post")
+KINDS = (
+    "post_type",
+    "taxonomy",
+    "author",
+    "term",
+    "post",
+    "post_type_settings",
+    "taxonomy_settings",
+    "settings",
+)
 
 # An import line -> what is wrong with its shape (nothing when it matches ImportLine).
 LineValidator = Callable[[Any], list[FieldProblem]]
@@ -238,5 +250,13 @@ def _create_other(session: Session, lookups: Lookups, kind: str, data: dict[str,
         term = terms.create_term(session, data)
         lookups.remember_term(term.id)
         return term
+    if kind == "post_type_settings":
+        changes = {k: v for k, v in data.items() if k != "name"}
+        return types.update_post_type(session, types.get_post_type(session, data["name"]), changes)
+    if kind == "taxonomy_settings":
+        changes = {k: v for k, v in data.items() if k != "name"}
+        return types.update_taxonomy(session, types.get_taxonomy(session, data["name"]), changes)
+    if kind == "settings":
+        return site.update_settings(session, data)
     # The ImportLine schema admits no other key.
     raise Invalid.field(kind, "is not something an import can create")  # pragma: no cover
