@@ -22,60 +22,15 @@ from sqlalchemy.orm import Session, selectinload
 
 from ..models import Author, Post, PostType, Taxonomy, Term
 from ..models.site import excluded_post_ids, get_settings
+from . import posts, site, terms, types
 
 BATCH = 1000
-POST_FIELDS = (
-    "id",
-    "type",
-    "title",
-    "slug",
-    "status",
-    "password",
-    "content",
-    "featured_image",
-    "images",
-    "robots",
-    "canonical",
-    "exclude_from_sitemap",
-    "parts",
-    "path",
-    "language",
-    "translation_group",
-)
-POST_TYPE_FIELDS = (
-    "name",
-    "label",
-    "public",
-    "noindex",
-    "hierarchical",
-    "archive_path",
-    "permalink_pattern",
-)
-TAXONOMY_FIELDS = ("name", "label", "public", "noindex", "hierarchical", "archive_base")
-SETTINGS_FIELDS = (
-    "site_url",
-    "title",
-    "language",
-    "timezone",
-    "private",
-    "entries_per_page",
-    "front_page",
-    "front_page_id",
-    "posts_page_id",
-    "author_sitemap",
-    "x_default_language",
-)
-TERM_FIELDS = (
-    "id",
-    "taxonomy",
-    "slug",
-    "name",
-    "description",
-    "noindex",
-    "canonical",
-    "language",
-    "translation_group",
-)
+# The fields of each kind of object an import takes: those its create (or settings
+# change) stores, with what names it.
+POST_FIELDS = ("id", "type", "slug", *posts.FIELDS)
+TERM_FIELDS = ("id", "taxonomy", "slug", *terms.FIELDS)
+POST_TYPE_FIELDS = ("name", *types.POST_TYPE_FIELDS, "permalink_pattern")
+TAXONOMY_FIELDS = ("name", *types.TAXONOMY_FIELDS)
 
 
 def export(session: Session) -> Iterator[dict[str, Any]]:
@@ -106,7 +61,7 @@ def export(session: Session) -> Iterator[dict[str, Any]]:
     yield from _posts(session)
     # Last: they may name posts (the front page, the posts page, excluded posts).
     settings = get_settings(session)
-    data = _fields(settings, SETTINGS_FIELDS, keep_none=True)
+    data = _fields(settings, site.FIELDS, keep_none=True)
     data["allowed_image_hosts"] = list(settings.allowed_image_hosts or [])
     data["languages"] = list(settings.languages or [])
     data["excluded_post_ids"] = excluded_post_ids(session)
