@@ -122,8 +122,21 @@ def _open_input(path: str) -> tuple[BinaryIO, int | None]:
     return open(path, "rb"), Path(path).stat().st_size
 
 
-def cmd_import(args: argparse.Namespace) -> None:
+def _progress_bar(total: int | None, quiet: bool) -> Any:
+    """The bytes an import has read, on standard error when it is a terminal."""
     from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        unit="B",
+        unit_scale=True,
+        desc="importing",
+        disable=quiet or None,
+        file=sys.stderr,
+    )
+
+
+def cmd_import(args: argparse.Namespace) -> None:
 
     from .services.importer import import_lines, read_lines
 
@@ -131,14 +144,7 @@ def cmd_import(args: argparse.Namespace) -> None:
     with open_site(args.config) as site:
         with (
             stream,
-            tqdm(
-                total=size,
-                unit="B",
-                unit_scale=True,
-                desc="importing",
-                disable=args.quiet or None,
-                file=sys.stderr,
-            ) as bar,
+            _progress_bar(size, args.quiet) as bar,
             database(site) as session,
         ):
             # The lines are checked against the document the application serves: the
@@ -187,7 +193,6 @@ class _DryRun(Exception):
 
 
 def cmd_import_wordpress(args: argparse.Namespace) -> None:
-    from tqdm import tqdm
 
     from .wordpress.importer import import_wordpress
     from .wordpress.permalinks import from_wordpress
@@ -204,14 +209,7 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
         try:
             with (
                 # The file is read twice (a survey, then the import): bytes of both.
-                tqdm(
-                    total=2 * path.stat().st_size,
-                    unit="B",
-                    unit_scale=True,
-                    desc="importing",
-                    disable=args.quiet or None,
-                    file=sys.stderr,
-                ) as bar,
+                _progress_bar(2 * path.stat().st_size, args.quiet) as bar,
                 database(site) as session,
             ):
                 items = 0

@@ -145,10 +145,7 @@ class Report:
 
     def summary(self) -> list[str]:
         """The report in a few lines of text."""
-        lines = [
-            f"read {sum(self.items.values())} items; imported "
-            + (", ".join(f"{n} {kind}" for kind, n in sorted(self.imported.items())) or "nothing")
-        ]
+        lines = [f"read {sum(self.items.values())} items; imported {_listed(self.imported)}"]
         if self.updated or self.unchanged:
             lines.append(
                 "imported before: "
@@ -158,20 +155,11 @@ class Report:
                 )
             )
         if self.pruned:
-            lines.append(
-                "deleted, no longer in the export: "
-                + ", ".join(f"{n} {kind}" for kind, n in sorted(self.pruned.items()))
-            )
+            lines.append(f"deleted, no longer in the export: {_listed(self.pruned)}")
         if self.skipped:
-            lines.append(
-                "not imported: "
-                + ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items()))
-            )
+            lines.append(f"not imported: {_listed(self.skipped)}")
         if self.adjusted:
-            lines.append(
-                "imported with a change: "
-                + ", ".join(f"{n} {what}" for what, n in sorted(self.adjusted.items()))
-            )
+            lines.append(f"imported with a change: {_listed(self.adjusted)}")
         for name, s in sorted(self.structures.items()):
             found = s.pattern or "no structure"
             line = (
@@ -186,6 +174,11 @@ class Report:
                 )
             lines.append(line)
         return lines
+
+
+def _listed(counts: Counter[str]) -> str:
+    """``2 author, 79 post``: what ``counts`` counts, by name; "nothing" when empty."""
+    return ", ".join(f"{n} {what}" for what, n in sorted(counts.items())) or "nothing"
 
 
 class Known(NamedTuple):
@@ -210,7 +203,6 @@ class Survey:
     samples: dict[str, list[tuple[int, str, datetime | None, int, str]]] = field(
         default_factory=dict
     )
-    plain: Counter[str] = field(default_factory=Counter)
 
 
 def _digest(data: dict[str, Any]) -> str:
@@ -283,11 +275,9 @@ def _survey_item(survey: Survey, item: wxr.WpItem) -> None:
         survey.hierarchical.add(kind)
     if item.status in SERVED:
         path = permalinks.link_path(item.link, survey.site)
-        if path is None:
-            survey.plain[kind] += 1
-        elif len(survey.samples.setdefault(kind, [])) < permalinks.SAMPLE:
-            published = _published(item)
-            survey.samples[kind].append((post_id, slug, published, item.post_parent, path))
+        samples = survey.samples.setdefault(kind, [])
+        if path is not None and len(samples) < permalinks.SAMPLE:
+            samples.append((post_id, slug, _published(item), item.post_parent, path))
 
 
 def item_id(item: wxr.WpItem) -> int | None:
@@ -412,11 +402,9 @@ class _Import:
             post_type = self.session.get(PostType, name)
             current = post_type.permalink_pattern if post_type is not None else None
             if name == "post" and self.post_pattern is not None:
-                structure = permalinks.measure(
-                    name, samples, self.survey.plain[name], self.post_pattern
-                )
+                structure = permalinks.measure(name, samples, self.post_pattern)
             else:
-                structure = permalinks.infer(name, samples, self.survey.plain[name], current)
+                structure = permalinks.infer(name, samples, current)
             self.report.structures[name] = structure
             if post_type is None:
                 if not NAME.match(name):

@@ -12,7 +12,7 @@ explicit path (S-103), so its URL does not change; the import says how many.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import unquote, urlsplit
 
@@ -50,10 +50,6 @@ class Structure:
     pattern: str | None
     reproduced: int = 0
     sampled: int = 0
-    # Items whose link has a query string (plain permalinks, ``/?p=12``): no path pattern
-    # can make them.
-    plain: int = 0
-    samples: list[Sample] = field(default_factory=list)
 
 
 def link_path(link: str, site: str) -> str | None:
@@ -114,19 +110,17 @@ def from_wordpress(structure: str) -> str:
     return pattern
 
 
-def measure(post_type: str, samples: list[Sample], plain: int, pattern: str) -> Structure:
+def measure(post_type: str, samples: list[Sample], pattern: str) -> Structure:
     """How many of ``samples`` ``pattern`` reproduces (a structure given, not found)."""
     reproduced = sum(1 for s in samples if path_of(pattern, post_type, s) == s.path)
-    return Structure(pattern, reproduced, len(samples), plain, samples)
+    return Structure(pattern, reproduced, len(samples))
 
 
-def infer(
-    post_type: str, samples: list[Sample], plain: int, current: str | None = None
-) -> Structure:
+def infer(post_type: str, samples: list[Sample], current: str | None = None) -> Structure:
     """The structure of ``post_type`` that reproduces the most of ``samples``: its
     ``current`` pattern unless another reproduces more (None when none reproduces any:
     the type keeps its pattern, every item its exported path)."""
-    best = Structure(pattern=None, sampled=len(samples), plain=plain, samples=samples)
+    best = Structure(pattern=None, sampled=len(samples))
     for pattern in dict.fromkeys([*([current] if current else []), *STRUCTURES]):
         reproduced = sum(1 for s in samples if path_of(pattern, post_type, s) == s.path)
         if reproduced > best.reproduced:

@@ -94,7 +94,6 @@ class WpItem:
     guid: str = ""
     creator: str = ""
     content: str = ""
-    excerpt: str = ""
     post_id: int | None = None
     post_date: str = ""  # the site's local time, as WordPress stores it
     post_date_gmt: str = ""
@@ -103,7 +102,6 @@ class WpItem:
     post_name: str = ""
     status: str = ""
     post_parent: int = 0
-    menu_order: int = 0
     post_type: str = ""
     password: str = ""
     attachment_url: str = ""
@@ -112,6 +110,21 @@ class WpItem:
 
 
 Record = Channel | WpAuthor | WpTerm | WpItem
+# An item's elements read as they are: RSS's (by tag), WordPress's (by local name), each
+# to its ``WpItem`` field. Those not named here (excerpt, menu order, comments …) are not
+# read: nothing here uses them.
+ITEM_TEXT = {"title": "title", "link": "link", "guid": "guid", DC_CREATOR: "creator"}
+WP_TEXT = {
+    "post_date": "post_date",
+    "post_date_gmt": "post_date_gmt",
+    "post_modified": "post_modified",
+    "post_modified_gmt": "post_modified_gmt",
+    "post_name": "post_name",
+    "status": "status",
+    "post_type": "post_type",
+    "post_password": "password",
+    "attachment_url": "attachment_url",
+}
 # The fields of a term of each of the channel's lists: slug, name, parent, description.
 FIELDS = {
     "category": ("category_nicename", "cat_name", "category_parent", "category_description"),
@@ -318,12 +331,8 @@ def _item(element: Any) -> WpItem:
         tag = child.tag
         if not isinstance(tag, str):
             continue
-        if tag == "title":
-            item.title = _text(child)
-        elif tag == "link":
-            item.link = _text(child)
-        elif tag == "guid":
-            item.guid = _text(child)
+        if tag in ITEM_TEXT:
+            setattr(item, ITEM_TEXT[tag], _text(child))
         elif tag == "category":
             item.terms.append(
                 ItemTerm(
@@ -332,36 +341,20 @@ def _item(element: Any) -> WpItem:
                     name=_text(child),
                 )
             )
-        elif tag == DC_CREATOR:
-            item.creator = _text(child)
         elif tag == CONTENT:
             item.content = child.text or ""
-        elif _local(tag) == "encoded" and "excerpt" in tag:
-            item.excerpt = child.text or ""
         elif _is_wp(tag):
             _item_field(item, _local(tag), child, line)
     return item
 
 
 def _item_field(item: WpItem, name: str, child: Any, line: int) -> None:
-    if name == "post_id":
+    if name in WP_TEXT:
+        setattr(item, WP_TEXT[name], _text(child))
+    elif name == "post_id":
         item.post_id = _int(_text(child), "wp:post_id", line)
-    elif name in ("post_date", "post_date_gmt", "post_modified", "post_modified_gmt"):
-        setattr(item, name, _text(child))
-    elif name == "post_name":
-        item.post_name = _text(child)
-    elif name == "status":
-        item.status = _text(child)
     elif name == "post_parent":
         item.post_parent = _int(_text(child), "wp:post_parent", line) or 0
-    elif name == "menu_order":
-        item.menu_order = _int(_text(child), "wp:menu_order", line) or 0
-    elif name == "post_type":
-        item.post_type = _text(child)
-    elif name == "post_password":
-        item.password = _text(child)
-    elif name == "attachment_url":
-        item.attachment_url = _text(child)
     elif name == "postmeta":
         meta = _wp_children(child)
         key = _text(meta.get("meta_key"))

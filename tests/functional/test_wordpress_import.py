@@ -300,7 +300,6 @@ def test_children_before_parents_and_custom_types_and_taxonomies(cli, tmp_path, 
                 14,
                 "/2024/03/01/with-picture/",
                 meta={"_thumbnail_id": "15"},
-                extra="",
             ),
             item(
                 15,
