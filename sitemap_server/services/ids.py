@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import exists, func, select, text
+from sqlalchemy import exists, func, insert, select, text
 from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session
 
@@ -120,3 +120,34 @@ def sync_sequences(session: Session) -> None:
             text("SELECT setval(pg_get_serial_sequence(:table, 'id'), :value)"),
             {"table": table.name, "value": largest},
         )
+
+
+def insert_with_ids(session: Session, model: Any, rows: list[dict[str, Any]], what: str) -> None:
+    """Insert ``rows`` of ``model`` in as few statements as the database allows (the bulk
+    importer), giving each row without an ``id`` the one it was allocated. ORM statements
+    (of the mapped class, not its table), which mark the session as written for
+    zope.sqlalchemy: a transaction of Core statements alone would be rolled back."""
+    table = model.__table__
+    explicit = [r for r in rows if "id" in r]
+    implicit = [r for r in rows if "id" not in r]
+    if explicit:
+        session.execute(insert(model), explicit)
+        # PostgreSQL: the ids allocated below must come after these explicit ones.
+        note_explicit_ids(session, table)
+        sync_sequences(session)
+    if not implicit:
+        return
+    free = free_ids(session, table, len(implicit), what)
+    if free:  # the ids after the largest are used up: the lowest free ones
+        for row, new_id in zip(implicit, free, strict=True):
+            row["id"] = new_id
+        session.execute(insert(model), implicit)
+        return
+    # RETURNING gives the new ids in insert order on both databases.
+    with allocating_ids(what):
+        ids = session.scalars(
+            insert(model).returning(model.id, sort_by_parameter_order=True), implicit
+        ).all()
+    check_allocated_ids(ids, what)
+    for row, new_id in zip(implicit, ids, strict=True):
+        row["id"] = new_id

@@ -66,9 +66,70 @@ class ImportReport:
         }
 
 
-class _PostBatch:
+class _TermBatch:
+    """Terms waiting to be inserted together, checked by the API's own rules
+    (``terms.prepare_term``): one statement per batch, their URLs held at once."""
+
     def __init__(self, session: Session, lookups: Lookups, report: ImportReport) -> None:
         self.session, self.lookups, self.report = session, lookups, report
+        self.terms = terms.TermLookups(session)
+        self.pending: list[tuple[int, dict[str, Any]]] = []
+        # Called with each pending term's id once it is inserted, by its index in pending.
+        self.then: dict[int, Callable[[int], None]] = {}
+
+    def add(
+        self, line: int, data: dict[str, Any], then: Callable[[int], None] | None = None
+    ) -> None:
+        if then is not None:
+            self.then[len(self.pending)] = then
+        self.pending.append((line, data))
+        if len(self.pending) >= BATCH_SIZE:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        # One query per taxonomy tells which of the batch's slugs are taken, one which of
+        # the ids they give or refer to are terms.
+        wanted: dict[str, set[str]] = {}
+        for _line, data in self.pending:
+            if isinstance(data.get("slug"), str):
+                wanted.setdefault(data["taxonomy"], set()).add(normal_slug(data["slug"]))
+        for taxonomy, slugs in wanted.items():
+            self.terms.prefetch_slugs(taxonomy, slugs)
+        self.terms.prefetch_terms(
+            i for _line, data in self.pending for i in (data.get("id"), data.get("parent")) if i
+        )
+        rows = []
+        for line, data in self.pending:
+            try:
+                rows.append(terms.prepare_term(self.terms, data))
+            except ServiceError as exc:
+                raise exc.at_line(line, "term") from None
+        terms.insert_prepared(self.session, rows)
+        lines = {row["id"]: line for (line, _data), row in zip(self.pending, rows, strict=True)}
+        urls = object_urls.term_urls(self.session, ids=lines)
+        try:
+            object_urls.hold(self.session, urls, "slug", written={("term", i) for i in lines})
+        except object_urls.UrlTaken as taken:
+            raise taken.at_line(lines[taken.claimant[1]], "term") from None
+        record(self.session, terms=set(lines))
+        for term_id in lines:
+            self.lookups.remember_term(term_id)
+        self.report.created["term"] += len(rows)
+        self.pending.clear()
+        then, self.then = self.then, {}
+        for index, call in then.items():
+            call(rows[index]["id"])
+
+
+class _PostBatch:
+    def __init__(
+        self, session: Session, lookups: Lookups, report: ImportReport, terms: _TermBatch
+    ) -> None:
+        self.session, self.lookups, self.report = session, lookups, report
+        # Inserted before the posts, which may link to them.
+        self.terms = terms
         self.pending: list[tuple[int, dict[str, Any]]] = []
         # Called with each pending post's id once it is inserted, by its index in pending.
         self.then: dict[int, Callable[[int], None]] = {}
@@ -95,6 +156,7 @@ class _PostBatch:
             raise taken.at_line(lines[taken.claimant[1]], "post") from None
 
     def flush(self) -> None:
+        self.terms.flush()
         if not self.pending:
             return
         # One query per type (and parent) tells which of the batch's slugs are taken.
@@ -104,6 +166,9 @@ class _PostBatch:
             wanted.setdefault((data["type"], data.get("parent")), set()).add(slug)
         for (post_type, parent), slugs in wanted.items():
             self.lookups.prefetch_slugs(post_type, parent, slugs)
+        self.lookups.prefetch_posts(
+            i for _line, data in self.pending for i in (data.get("id"), data.get("parent")) if i
+        )
         rows, links = [], []
         for line, data in self.pending:
             try:
@@ -197,18 +262,22 @@ class ObjectImport:
         self.validate = validate
         self.report = ImportReport()
         self.lookups = Lookups(session)
-        self.posts = _PostBatch(session, self.lookups, self.report)
+        self.terms = _TermBatch(session, self.lookups, self.report)
+        self.posts = _PostBatch(session, self.lookups, self.report, self.terms)
 
     def add(self, number: int, item: Any, then: Callable[[int], None] | None = None) -> Any:
-        """Apply ``item``: None for a post (inserted with its batch, and then given to
-        ``then`` with its id), else what was created (the author, term, post type or
-        taxonomy)."""
+        """Apply ``item``: None for a post or a term (inserted with its batch, and then
+        given to ``then`` with its id), else what was created (the author, post type or
+        taxonomy) or changed (settings)."""
         self.check(number, item)
         kind, data = next(iter(item.items()))
         if kind == "post":
             self.posts.add(number, data, then)
             return None
-        self.posts.flush()  # keep the order: earlier posts exist before later objects
+        if kind == "term":
+            self.terms.add(number, data, then)
+            return None
+        self.flush()  # keep the order: earlier objects exist before later ones
         try:
             created = _create_other(self.session, self.lookups, kind, data)
         except ServiceError as exc:
@@ -225,9 +294,13 @@ class ObjectImport:
         if problems:
             raise _at_line(Invalid, number, problems)
 
+    def flush(self) -> None:
+        """Insert the terms and posts waiting in their batches."""
+        self.posts.flush()  # the terms first
+
     def finish(self) -> None:
-        """Insert the posts still waiting in the last batch."""
-        self.posts.flush()
+        """Insert the terms and posts still waiting in the last batches."""
+        self.flush()
         sync_sequences(self.session)
 
 
@@ -246,10 +319,6 @@ def _create_other(session: Session, lookups: Lookups, kind: str, data: dict[str,
         author = authors.create_author(session, data)
         lookups.remember_author(author.id)
         return author
-    if kind == "term":
-        term = terms.create_term(session, data)
-        lookups.remember_term(term.id)
-        return term
     if kind == "post_type_settings":
         changes = {k: v for k, v in data.items() if k != "name"}
         return types.update_post_type(session, types.get_post_type(session, data["name"]), changes)

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, delete, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
+from ..batches import chunks
 from ..content import object_urls
 from ..content.links import Links
 from ..content.slugs import slugify, unique_slug
@@ -38,14 +39,7 @@ from .common import (
     record,
     with_normal_slug,
 )
-from .ids import (
-    allocating_ids,
-    check_allocated_ids,
-    free_ids,
-    note_explicit_ids,
-    sync_sequences,
-    use_explicit_id,
-)
+from .ids import insert_with_ids, use_explicit_id
 
 FIELDS = (
     "title",
@@ -81,6 +75,7 @@ class Lookups:
         self._authors: set[int] = set()
         self._terms: set[int] = set()
         self._post_types: dict[int, str] = {}  # post id -> its type
+        self._no_posts: set[int] = set()  # ids known to be no post's (``prefetch_posts``)
         # (type, parent) -> slugs known to be taken, and known to be free (``siblings``)
         self._slugs: dict[tuple[str, int | None], set[str]] = {}
         self._free_slugs: dict[tuple[str, int | None], set[str]] = {}
@@ -107,11 +102,23 @@ class Lookups:
 
     def type_of_post(self, post_id: int) -> str | None:
         if post_id not in self._post_types:
+            if post_id in self._no_posts:
+                return None
             found = self.session.scalar(select(Post.type).where(Post.id == post_id))
             if found is None:
                 return None
             self._post_types[post_id] = found
         return self._post_types[post_id]
+
+    def prefetch_posts(self, post_ids: Iterable[int]) -> None:
+        """Learn in one query which of ``post_ids`` are posts, and of what type (the
+        importer, per batch: the ids its posts ask for, and their parents)."""
+        wanted = {i for i in post_ids if i not in self._post_types and i not in self._no_posts}
+        for batch in chunks(sorted(wanted)):
+            query = select(Post.id, Post.type).where(Post.id.in_(batch))
+            found = {i: t for i, t in self.session.execute(query)}
+            self._post_types.update(found)
+            self._no_posts.update(i for i in batch if i not in found)
 
     def slug_taken(self, post_type: str, slug: str, parent: int | None = None) -> bool:
         """Whether a post of ``post_type`` under ``parent`` (``siblings``) has ``slug``."""
@@ -179,6 +186,7 @@ class Lookups:
         self._free_slugs.get((post_type, parent), set()).discard(slug)
         if post_id is not None:
             self._post_types[post_id] = post_type
+            self._no_posts.discard(post_id)
 
 
 def siblings(post_type: str, parent: int | None) -> ColumnElement[bool]:
@@ -485,28 +493,8 @@ def _check_children_can_move_up(session: Session, post: Post) -> None:
 
 def insert_prepared(session: Session, rows: list[dict[str, Any]], terms: list[list[int]]) -> None:
     """Insert prepared posts in one statement per table (the bulk importer)."""
-    explicit = [r for r in rows if "id" in r]
-    implicit = [r for r in rows if "id" not in r]
+    insert_with_ids(session, Post, rows, "post")
     links: list[dict[str, int]] = []
-    if explicit:
-        session.execute(insert(Post), explicit)
-        # PostgreSQL: the ids allocated below must come after these explicit ones.
-        note_explicit_ids(session, Post.__table__)
-        sync_sequences(session)
-    free = free_ids(session, Post.__table__, len(implicit), "post") if implicit else None
-    if free:  # the ids after the largest are used up: the lowest free ones
-        for row, new_id in zip(implicit, free, strict=True):
-            row["id"] = new_id
-        session.execute(insert(Post), implicit)
-    elif implicit:
-        # RETURNING gives the new ids in insert order on both databases.
-        with allocating_ids("post"):
-            ids = session.scalars(
-                insert(Post).returning(Post.id, sort_by_parameter_order=True), implicit
-            ).all()
-        check_allocated_ids(ids, "post")
-        for row, new_id in zip(implicit, ids, strict=True):
-            row["id"] = new_id
     for row, term_ids in zip(rows, terms, strict=True):
         links.extend({"post_id": row["id"], "term_id": t} for t in term_ids)
     if links:

@@ -353,6 +353,7 @@ class _Import:
         self.ids: dict[int, int] = {}
         self.used_ids: set[int] = set()
         self.largest_post_id = session.scalar(select(func.max(Post.id))) or 0
+        self.largest_term_id = session.scalar(select(func.max(Term.id))) or 0
         self.source = survey.site.rstrip("/")
         # What earlier imports of this site made, by (kind, source id).
         # What earlier imports of this site made, by (kind, source id), when it still
@@ -496,11 +497,12 @@ class _Import:
         digest = _digest({k: v for k, v in data.items() if k != "id"})
         known = self.known.get(("term", source_id))
         if known is None:
-            term_id = int(self.objects.add(line, {"term": data}).id)
+            term_id = self._add(line, "term", data)
             self._remember("term", source_id, term_id, digest)
         else:
             term_id = known.object_id
             if self._changed("term", source_id, digest, line, {"term": data}):
+                self.objects.flush()  # its parent may be in a batch
                 update: dict[str, Any] = {
                     k: data[k] for k in ("name", "parent", "description") if k in data
                 }
@@ -513,7 +515,21 @@ class _Import:
         return term_id
 
     def _term_id_free(self, term_id: int) -> bool:
-        return term_id not in self.term_ids and self.session.get(Term, term_id) is None
+        if term_id in self.term_ids:
+            return False
+        # Past the largest id the site had when the import began: free, without a query.
+        return term_id > self.largest_term_id or self.session.get(Term, term_id) is None
+
+    def _add(self, line: int, kind: str, data: dict[str, Any]) -> int:
+        """Add a post or term to its batch; its id here: the one it asks for, else the
+        one the database gives it, now (its batch is inserted)."""
+        if "id" in data:
+            self.objects.add(line, {kind: data})
+            return int(data["id"])
+        ids: list[int] = []
+        self.objects.add(line, {kind: data}, then=ids.append)
+        self.objects.flush()
+        return ids[0]
 
     # Items ------------------------------------------------------------------------------
 
