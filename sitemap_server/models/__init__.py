@@ -197,6 +197,10 @@ def hold_lock(session: Session, name: str) -> None:
     )
 
 
+# session.info: the transaction manager a session was joined to (``get_tm_session``).
+TRANSACTION_MANAGER = "transaction_manager"
+
+
 def get_session_factory(engine: Engine, site: Site | None = None) -> sessionmaker[Session]:
     """Sessions that carry ``site`` (``site_of``): only ``site.Site`` makes these. Without
     one, sessions that can read and write rows but not run the write path."""
@@ -223,7 +227,17 @@ def get_tm_session(session_factory: sessionmaker[Session], transaction_manager: 
     """A session joined to ``transaction_manager``: committed or aborted with it."""
     dbsession = session_factory()
     zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
+    dbsession.info[TRANSACTION_MANAGER] = transaction_manager
     return dbsession
+
+
+def mark_written(session: Session) -> None:
+    """``session`` wrote through Core statements (bulk inserts, cheaper than the ORM's):
+    zope.sqlalchemy sees only the ORM's writes, and would roll back a transaction of Core
+    writes alone as one that wrote nothing."""
+    manager = session.info.get(TRANSACTION_MANAGER)
+    if manager is not None:
+        zope.sqlalchemy.mark_changed(session, transaction_manager=manager)
 
 
 def includeme(config: Configurator) -> None:

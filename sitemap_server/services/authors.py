@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ..batches import chunks
 from ..content import object_urls, permalinks
 from ..errors import Conflict
 from ..models import Author, Post
@@ -18,7 +20,7 @@ from .common import (
     record,
     with_normal_slug,
 )
-from .ids import use_explicit_id
+from .ids import insert_with_ids, use_explicit_id
 
 FIELDS = ("slug", "name", "noindex")
 
@@ -33,12 +35,74 @@ def get_author(
     return get_or_404(session, Author, author_id, "author", for_update, for_delete)
 
 
-def create_author(session: Session, data: dict[str, Any]) -> Author:
+class AuthorLookups:
+    """Which author slugs and ids are taken, for one transaction, cached so that an
+    import's batches do not ask again; ``remember`` records what it creates."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._slugs: set[str] = set()  # taken
+        self._free_slugs: set[str] = set()
+        self._ids: set[int] = set()
+        self._free_ids: set[int] = set()
+
+    def prefetch(self, slugs: Iterable[str], ids: Iterable[int]) -> None:
+        """Learn in one query a batch which of ``slugs`` and ``ids`` are taken."""
+        wanted = set(slugs) - self._slugs - self._free_slugs
+        for batch in chunks(sorted(wanted)):
+            taken = set(self.session.scalars(select(Author.slug).where(Author.slug.in_(batch))))
+            self._slugs |= taken
+            self._free_slugs |= set(batch) - taken
+        wanted_ids = set(ids) - self._ids - self._free_ids
+        for id_batch in chunks(sorted(wanted_ids)):
+            found = set(self.session.scalars(select(Author.id).where(Author.id.in_(id_batch))))
+            self._ids |= found
+            self._free_ids |= set(id_batch) - found
+
+    def slug_taken(self, slug: str) -> bool:
+        if slug not in self._slugs and slug not in self._free_slugs:
+            self.prefetch([slug], [])
+        return slug in self._slugs
+
+    def id_taken(self, author_id: int) -> bool:
+        if author_id not in self._ids and author_id not in self._free_ids:
+            self.prefetch([], [author_id])
+        return author_id in self._ids
+
+    def remember(self, row: dict[str, Any]) -> None:
+        self._slugs.add(row["slug"])
+        self._free_slugs.discard(row["slug"])
+        if "id" in row:
+            self._ids.add(row["id"])
+            self._free_ids.discard(row["id"])
+
+
+def prepare_author(lookups: AuthorLookups, data: dict[str, Any]) -> dict[str, Any]:
+    """Check a new author and return its row (nothing is written): the rules of
+    ``create_author`` and of the importer's batches."""
     data = with_normal_slug(data)
-    ensure_free(session, Author.slug, data["slug"], "slug")
-    author = Author(noindex=False)
-    use_explicit_id(session, Author, author, data)
-    apply(author, data, FIELDS)
+    if lookups.slug_taken(data["slug"]):
+        raise Conflict.field("slug", f"{data['slug']!r} is already taken")
+    if "id" in data and lookups.id_taken(data["id"]):
+        raise Conflict.field("id", f"{data['id']} is already taken")
+    row = {"slug": data["slug"], "name": data["name"], "noindex": data.get("noindex", False)}
+    if "id" in data:
+        row["id"] = data["id"]
+    lookups.remember(row)
+    return row
+
+
+def insert_prepared(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Insert prepared authors (``prepare_author``) in one statement (the bulk importer),
+    each row given its id; their URLs and changes are the caller's."""
+    insert_with_ids(session, Author, rows, "author")
+
+
+def create_author(session: Session, data: dict[str, Any]) -> Author:
+    row = prepare_author(AuthorLookups(session), data)
+    author = Author()
+    use_explicit_id(session, Author, author, row)
+    apply(author, row, FIELDS)
     session.add(author)
     flush(session, "author")
     object_urls.hold(session, [_url(author)], "slug", written={("author", author.id)})

@@ -19,6 +19,7 @@ from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session
 
 from ..errors import Conflict
+from ..models import mark_written
 
 # Ids are PostgreSQL integers; the OpenAPI ``Id`` schema documents the same range.
 MAX_ID = 2**31 - 1
@@ -124,14 +125,14 @@ def sync_sequences(session: Session) -> None:
 
 def insert_with_ids(session: Session, model: Any, rows: list[dict[str, Any]], what: str) -> None:
     """Insert ``rows`` of ``model`` in as few statements as the database allows (the bulk
-    importer), giving each row without an ``id`` the one it was allocated. ORM statements
-    (of the mapped class, not its table), which mark the session as written for
-    zope.sqlalchemy: a transaction of Core statements alone would be rolled back."""
+    importer), giving each row without an ``id`` the one it was allocated: Core statements,
+    without the ORM's work for each row."""
     table = model.__table__
+    mark_written(session)
     explicit = [r for r in rows if "id" in r]
     implicit = [r for r in rows if "id" not in r]
     if explicit:
-        session.execute(insert(model), explicit)
+        session.execute(insert(table), explicit)
         # PostgreSQL: the ids allocated below must come after these explicit ones.
         note_explicit_ids(session, table)
         sync_sequences(session)
@@ -141,12 +142,12 @@ def insert_with_ids(session: Session, model: Any, rows: list[dict[str, Any]], wh
     if free:  # the ids after the largest are used up: the lowest free ones
         for row, new_id in zip(implicit, free, strict=True):
             row["id"] = new_id
-        session.execute(insert(model), implicit)
+        session.execute(insert(table), implicit)
         return
     # RETURNING gives the new ids in insert order on both databases.
     with allocating_ids(what):
         ids = session.scalars(
-            insert(model).returning(model.id, sort_by_parameter_order=True), implicit
+            insert(table).returning(table.c.id, sort_by_parameter_order=True), implicit
         ).all()
     check_allocated_ids(ids, what)
     for row, new_id in zip(implicit, ids, strict=True):

@@ -25,11 +25,11 @@ from sqlalchemy.orm import Session
 from ..content import object_urls
 from ..content.slugs import normal_slug
 from ..errors import FieldProblem, Invalid, ServiceError
-from ..models import Post, update_planner_statistics
+from ..models import update_planner_statistics
 from ..sitemaps.changes import held_back, record
 from . import authors, site, terms, types
 from .decoding import NotJSON, NotUTF8, decode_json, text_problems
-from .ids import note_explicit_ids, sync_sequences
+from .ids import sync_sequences
 from .posts import Lookups, base_slug, insert_prepared, prepare_post
 
 BATCH_SIZE = 1000
@@ -66,15 +66,21 @@ class ImportReport:
         }
 
 
-class _TermBatch:
-    """Terms waiting to be inserted together, checked by the API's own rules
-    (``terms.prepare_term``): one statement per batch, their URLs held at once."""
+class _Batch:
+    """New objects of one kind waiting to be inserted together: each checked by the API's
+    own rules (the kind's ``prepare_…``), then all inserted in one statement per table,
+    their URLs held (``object_urls``, a URL another object has refuses the import, naming
+    the line) and their changes recorded at once. The batch ``first`` (what these may
+    refer to) is inserted before."""
 
-    def __init__(self, session: Session, lookups: Lookups, report: ImportReport) -> None:
-        self.session, self.lookups, self.report = session, lookups, report
-        self.terms = terms.TermLookups(session)
+    kind = ""
+
+    def __init__(
+        self, session: Session, lookups: Lookups, report: ImportReport, first: _Batch | None
+    ) -> None:
+        self.session, self.lookups, self.report, self.first = session, lookups, report, first
         self.pending: list[tuple[int, dict[str, Any]]] = []
-        # Called with each pending term's id once it is inserted, by its index in pending.
+        # Called with each pending object's id once it is inserted, by its index in pending.
         self.then: dict[int, Callable[[int], None]] = {}
 
     def add(
@@ -87,8 +93,88 @@ class _TermBatch:
             self.flush()
 
     def flush(self) -> None:
+        if self.first is not None:
+            self.first.flush()
         if not self.pending:
             return
+        self._prefetch()
+        prepared = []
+        for line, data in self.pending:
+            try:
+                prepared.append(self._prepare(data))
+            except ServiceError as exc:
+                raise exc.at_line(line, self.kind) from None
+        rows = self._insert(prepared)
+        lines = {row["id"]: line for (line, _data), row in zip(self.pending, rows, strict=True)}
+        try:
+            object_urls.hold(
+                self.session, self._urls(rows), "slug", written={(self.kind, i) for i in lines}
+            )
+        except object_urls.UrlTaken as taken:
+            raise taken.at_line(lines[taken.claimant[1]], self.kind) from None
+        self._record(rows, prepared)
+        self.report.created[self.kind] += len(rows)
+        self.pending.clear()
+        then, self.then = self.then, {}
+        for index, call in then.items():
+            call(rows[index]["id"])
+
+    def _prefetch(self) -> None:
+        """Learn what the pending objects refer to, in a few queries for all of them."""
+
+    def _prepare(self, data: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _insert(self, prepared: list[Any]) -> list[dict[str, Any]]:
+        """Insert what ``_prepare`` made; the rows, with their ids."""
+        raise NotImplementedError
+
+    def _urls(self, rows: list[dict[str, Any]]) -> list[object_urls.Url]:
+        raise NotImplementedError
+
+    def _record(self, rows: list[dict[str, Any]], prepared: list[Any]) -> None:
+        raise NotImplementedError
+
+
+class _AuthorBatch(_Batch):
+    kind = "author"
+
+    def __init__(self, session: Session, lookups: Lookups, report: ImportReport) -> None:
+        super().__init__(session, lookups, report, None)
+        self.authors = authors.AuthorLookups(session)
+
+    def _prefetch(self) -> None:
+        data = [d for _line, d in self.pending]
+        self.authors.prefetch(
+            (normal_slug(d["slug"]) for d in data), (d["id"] for d in data if "id" in d)
+        )
+
+    def _prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+        return authors.prepare_author(self.authors, data)
+
+    def _insert(self, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        authors.insert_prepared(self.session, prepared)
+        for row in prepared:
+            self.lookups.remember_author(row["id"])
+        return prepared
+
+    def _urls(self, rows: list[dict[str, Any]]) -> list[object_urls.Url]:
+        return object_urls.author_urls(self.session, ids=[row["id"] for row in rows])
+
+    def _record(self, rows: list[dict[str, Any]], prepared: list[Any]) -> None:
+        record(self.session, authors={row["id"] for row in rows})
+
+
+class _TermBatch(_Batch):
+    kind = "term"
+
+    def __init__(
+        self, session: Session, lookups: Lookups, report: ImportReport, first: _Batch
+    ) -> None:
+        super().__init__(session, lookups, report, first)
+        self.terms = terms.TermLookups(session)
+
+    def _prefetch(self) -> None:
         # One query per taxonomy tells which of the batch's slugs are taken, one which of
         # the ids they give or refer to are terms.
         wanted: dict[str, set[str]] = {}
@@ -100,66 +186,35 @@ class _TermBatch:
         self.terms.prefetch_terms(
             i for _line, data in self.pending for i in (data.get("id"), data.get("parent")) if i
         )
-        rows = []
-        for line, data in self.pending:
-            try:
-                rows.append(terms.prepare_term(self.terms, data))
-            except ServiceError as exc:
-                raise exc.at_line(line, "term") from None
-        terms.insert_prepared(self.session, rows)
-        lines = {row["id"]: line for (line, _data), row in zip(self.pending, rows, strict=True)}
-        urls = object_urls.term_urls(self.session, ids=lines)
-        try:
-            object_urls.hold(self.session, urls, "slug", written={("term", i) for i in lines})
-        except object_urls.UrlTaken as taken:
-            raise taken.at_line(lines[taken.claimant[1]], "term") from None
-        record(self.session, terms=set(lines))
-        for term_id in lines:
-            self.lookups.remember_term(term_id)
-        self.report.created["term"] += len(rows)
-        self.pending.clear()
-        then, self.then = self.then, {}
-        for index, call in then.items():
-            call(rows[index]["id"])
+
+    def _prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+        return terms.prepare_term(self.terms, data)
+
+    def _insert(self, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        terms.insert_prepared(self.session, prepared)
+        for row in prepared:
+            self.lookups.remember_term(row["id"])
+        return prepared
+
+    def _urls(self, rows: list[dict[str, Any]]) -> list[object_urls.Url]:
+        return object_urls.term_urls(self.session, ids=[row["id"] for row in rows])
+
+    def _record(self, rows: list[dict[str, Any]], prepared: list[Any]) -> None:
+        record(self.session, terms={row["id"] for row in rows})
 
 
-class _PostBatch:
+class _PostBatch(_Batch):
+    kind = "post"
+
     def __init__(
-        self, session: Session, lookups: Lookups, report: ImportReport, terms: _TermBatch
+        self, session: Session, lookups: Lookups, report: ImportReport, first: _Batch
     ) -> None:
-        self.session, self.lookups, self.report = session, lookups, report
-        # Inserted before the posts, which may link to them.
-        self.terms = terms
-        self.pending: list[tuple[int, dict[str, Any]]] = []
-        # Called with each pending post's id once it is inserted, by its index in pending.
-        self.then: dict[int, Callable[[int], None]] = {}
+        super().__init__(session, lookups, report, first)
         self.next_statistics = FIRST_STATISTICS
 
-    def add(
-        self, line: int, data: dict[str, Any], then: Callable[[int], None] | None = None
-    ) -> None:
-        if then is not None:
-            self.then[len(self.pending)] = then
-        self.pending.append((line, data))
-        if len(self.pending) >= BATCH_SIZE:
-            self.flush()
-
-    def _hold_urls(self, rows: list[dict[str, Any]]) -> None:
-        """The batch's posts take their URLs (``object_urls``), as the API's creates do:
-        a URL another object has refuses the import, naming the line."""
-        lines = {row["id"]: line for (line, _data), row in zip(self.pending, rows, strict=True)}
-        inserted = [SimpleNamespace(**row) for row in rows]  # ``prepare_post`` fills them all
-        urls = object_urls.post_urls(self.session, rows=inserted)
-        try:
-            object_urls.hold(self.session, urls, "slug", written={("post", i) for i in lines})
-        except object_urls.UrlTaken as taken:
-            raise taken.at_line(lines[taken.claimant[1]], "post") from None
-
-    def flush(self) -> None:
-        self.terms.flush()
-        if not self.pending:
-            return
-        # One query per type (and parent) tells which of the batch's slugs are taken.
+    def _prefetch(self) -> None:
+        # One query per type (and parent) tells which of the batch's slugs are taken, one
+        # which of the ids they give or refer to are posts.
         wanted: dict[tuple[str, int | None], set[str]] = {}
         for _line, data in self.pending:
             slug = normal_slug(data.get("slug") or base_slug(data))
@@ -169,30 +224,27 @@ class _PostBatch:
         self.lookups.prefetch_posts(
             i for _line, data in self.pending for i in (data.get("id"), data.get("parent")) if i
         )
-        rows, links = [], []
-        for line, data in self.pending:
-            try:
-                row, term_ids = prepare_post(self.lookups, data)
-            except ServiceError as exc:
-                raise exc.at_line(line, "post") from None
-            rows.append(row)
-            links.append(term_ids)
-        if any("id" in row for row in rows):
-            note_explicit_ids(self.session, Post.__table__)
-        insert_prepared(self.session, rows, links)
-        self._hold_urls(rows)
+
+    def _prepare(self, data: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
+        return prepare_post(self.lookups, data)
+
+    def _insert(self, prepared: list[tuple[dict[str, Any], list[int]]]) -> list[dict[str, Any]]:
+        rows = [row for row, _term_ids in prepared]
+        insert_prepared(self.session, rows, [term_ids for _row, term_ids in prepared])
+        return rows
+
+    def _urls(self, rows: list[dict[str, Any]]) -> list[object_urls.Url]:
+        inserted = [SimpleNamespace(**row) for row in rows]  # ``prepare_post`` fills them all
+        return object_urls.post_urls(self.session, rows=inserted)
+
+    def _record(self, rows: list[dict[str, Any]], prepared: list[Any]) -> None:
         record(
             self.session,
             posts={row["id"] for row in rows},
             authors={row["author_id"] for row in rows},
-            terms={term for term_ids in links for term in term_ids},
+            terms={term for _row, term_ids in prepared for term in term_ids},
         )
-        self.report.created["post"] += len(rows)
-        self.pending.clear()
-        then, self.then = self.then, {}
-        for index, call in then.items():
-            call(rows[index]["id"])
-        if self.report.created["post"] >= self.next_statistics:
+        if self.report.created["post"] + len(rows) >= self.next_statistics:
             self.next_statistics *= STATISTICS_GROWTH
             # The import is one transaction: autovacuum cannot see its rows, and a planner
             # that still takes ``posts`` for empty looks up each batch's slugs with a scan
@@ -262,7 +314,9 @@ class ObjectImport:
         self.validate = validate
         self.report = ImportReport()
         self.lookups = Lookups(session)
-        self.terms = _TermBatch(session, self.lookups, self.report)
+        # Each inserted before the next, which may refer to it.
+        self.authors = _AuthorBatch(session, self.lookups, self.report)
+        self.terms = _TermBatch(session, self.lookups, self.report, self.authors)
         self.posts = _PostBatch(session, self.lookups, self.report, self.terms)
 
     def add(self, number: int, item: Any, then: Callable[[int], None] | None = None) -> Any:
@@ -274,8 +328,8 @@ class ObjectImport:
         if kind == "post":
             self.posts.add(number, data, then)
             return None
-        if kind == "term":
-            self.terms.add(number, data, then)
+        if kind in ("author", "term"):
+            (self.authors if kind == "author" else self.terms).add(number, data, then)
             return None
         self.flush()  # keep the order: earlier objects exist before later ones
         try:
@@ -295,8 +349,8 @@ class ObjectImport:
             raise _at_line(Invalid, number, problems)
 
     def flush(self) -> None:
-        """Insert the terms and posts waiting in their batches."""
-        self.posts.flush()  # the terms first
+        """Insert the authors, terms and posts waiting in their batches."""
+        self.posts.flush()  # the authors and terms first
 
     def finish(self) -> None:
         """Insert the terms and posts still waiting in the last batches."""
@@ -315,10 +369,6 @@ def _create_other(session: Session, lookups: Lookups, kind: str, data: dict[str,
         return types.create_post_type(session, data)
     if kind == "taxonomy":
         return types.create_taxonomy(session, data)
-    if kind == "author":
-        author = authors.create_author(session, data)
-        lookups.remember_author(author.id)
-        return author
     if kind == "post_type_settings":
         changes = {k: v for k, v in data.items() if k != "name"}
         return types.update_post_type(session, types.get_post_type(session, data["name"]), changes)

@@ -45,7 +45,7 @@ from ..content.sanitize import clean_url
 from ..content.slugs import is_slug, normal_slug, slugify
 from ..content.urls import is_site_path
 from ..errors import ServiceError
-from ..models import Author, ImportedObject, Post, PostType, Taxonomy, Term
+from ..models import Author, ImportedObject, Post, PostType, Taxonomy, Term, mark_written
 from ..models.meta import utcnow
 from ..services import authors, posts, terms, types
 from ..services.importer import LineValidator, ObjectImport
@@ -294,10 +294,12 @@ def item_id(item: wxr.WpItem) -> int | None:
 
 
 def _gmt(value: str) -> datetime | None:
-    if not value or value == NO_DATE:
+    """A date as WordPress exports it (``2010-01-01 12:00:00``), in UTC; None for none."""
+    # fromisoformat is ten times cheaper than strptime, and takes more than this one form.
+    if len(value) != len("2010-01-01 12:00:00") or value[10] != " " or value == NO_DATE:
         return None
     try:
-        return datetime.strptime(value, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
     except ValueError:
         return None
 
@@ -445,7 +447,7 @@ class _Import:
         digest = _digest(data)
         known = self.known.get(("author", slug))
         if known is None:
-            found = self.objects.add(line, {"author": data}).id
+            found = self._add(line, "author", data)
             self._remember("author", slug, found, digest)
         else:
             found = known.object_id
@@ -486,17 +488,17 @@ class _Import:
             data["slug"] = slug
         if parent is not None:
             data["parent"] = parent
-        # Before WordPress 4.2 a category and a tag of one name shared their term id:
-        # the second gets an id of its own.
-        wanted = term.term_id if term is not None else None
-        if wanted is not None and 0 < wanted < 2**31 and self._term_id_free(wanted):
-            data["id"] = wanted
         if term is not None and term.description:
             data["description"] = term.description
         source_id = f"{taxonomy}/{slug}"
-        digest = _digest({k: v for k, v in data.items() if k != "id"})
+        digest = _digest(data)
         known = self.known.get(("term", source_id))
         if known is None:
+            # Before WordPress 4.2 a category and a tag of one name shared their term id:
+            # the second gets an id of its own.
+            wanted = term.term_id if term is not None else None
+            if wanted is not None and 0 < wanted < 2**31 and self._term_id_free(wanted):
+                data["id"] = wanted
             term_id = self._add(line, "term", data)
             self._remember("term", source_id, term_id, digest)
         else:
@@ -521,7 +523,7 @@ class _Import:
         return term_id > self.largest_term_id or self.session.get(Term, term_id) is None
 
     def _add(self, line: int, kind: str, data: dict[str, Any]) -> int:
-        """Add a post or term to its batch; its id here: the one it asks for, else the
+        """Add an author, term or post to its batch; its id here: the one it asks for, else the
         one the database gives it, now (its batch is inserted)."""
         if "id" in data:
             self.objects.add(line, {kind: data})
@@ -706,7 +708,8 @@ class _Import:
 
     def _write_sources(self) -> None:
         if self.new_sources:
-            self.session.execute(insert(ImportedObject), self.new_sources)
+            self.session.execute(insert(cast(Table, ImportedObject.__table__)), self.new_sources)
+            mark_written(self.session)
             self.new_sources = []
 
     def _row(self, kind: str, source_id: str) -> tuple[ColumnElement[bool], ...]:
