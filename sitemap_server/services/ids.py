@@ -19,7 +19,7 @@ from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session
 
 from ..errors import Conflict
-from ..models import mark_written
+from ..models import mark_written, take_write_lock
 
 # Ids are PostgreSQL integers; the OpenAPI ``Id`` schema documents the same range.
 MAX_ID = 2**31 - 1
@@ -123,32 +123,51 @@ def sync_sequences(session: Session) -> None:
         )
 
 
+def new_ids(session: Session, table: Any, count: int, what: str) -> list[int]:
+    """``count`` ids for new rows of ``table``, given now rather than by the insert, so
+    that a bulk insert is one plain statement with no RETURNING: PostgreSQL's sequence
+    gives them (other writers go on taking theirs); on SQLite they follow the largest id
+    ever given (AUTOINCREMENT's rule), with the write lock held so that no one else takes
+    them first. When the ids after the largest are used up, the lowest free ones."""
+    free = free_ids(session, table, count, what)
+    if free is not None:
+        return free
+    if session.get_bind().dialect.name == "postgresql":
+        with allocating_ids(what):
+            ids = list(
+                session.scalars(
+                    text(
+                        "SELECT nextval(pg_get_serial_sequence(:table, 'id')) "
+                        "FROM generate_series(1, :count)"
+                    ),
+                    {"table": table.name, "count": count},
+                )
+            )
+        check_allocated_ids(ids, what)
+        return ids
+    take_write_lock(session)
+    given = session.scalar(
+        text("SELECT seq FROM sqlite_sequence WHERE name = :table"), {"table": table.name}
+    )
+    largest = max(given or 0, session.scalar(select(func.max(table.c.id))) or 0)
+    check_allocated_ids([largest + count], what)
+    return list(range(largest + 1, largest + count + 1))
+
+
 def insert_with_ids(session: Session, model: Any, rows: list[dict[str, Any]], what: str) -> None:
-    """Insert ``rows`` of ``model`` in as few statements as the database allows (the bulk
-    importer), giving each row without an ``id`` the one it was allocated: Core statements,
-    without the ORM's work for each row."""
+    """Insert ``rows`` of ``model`` in plain statements (the bulk importer), those with an
+    ``id`` first, then the others with new ones (``new_ids``): Core, without the ORM's
+    work for each row."""
     table = model.__table__
-    mark_written(session)
     explicit = [r for r in rows if "id" in r]
     implicit = [r for r in rows if "id" not in r]
     if explicit:
         session.execute(insert(table), explicit)
-        # PostgreSQL: the ids allocated below must come after these explicit ones.
+        # PostgreSQL: the ids its sequence gives next come after these.
         note_explicit_ids(session, table)
         sync_sequences(session)
-    if not implicit:
-        return
-    free = free_ids(session, table, len(implicit), what)
-    if free:  # the ids after the largest are used up: the lowest free ones
-        for row, new_id in zip(implicit, free, strict=True):
+    if implicit:
+        for row, new_id in zip(implicit, new_ids(session, table, len(implicit), what), strict=True):
             row["id"] = new_id
         session.execute(insert(table), implicit)
-        return
-    # RETURNING gives the new ids in insert order on both databases.
-    with allocating_ids(what):
-        ids = session.scalars(
-            insert(table).returning(table.c.id, sort_by_parameter_order=True), implicit
-        ).all()
-    check_allocated_ids(ids, what)
-    for row, new_id in zip(implicit, ids, strict=True):
-        row["id"] = new_id
+    mark_written(session)

@@ -179,8 +179,8 @@ class _TermBatch(_Batch):
         # the ids they give or refer to are terms.
         wanted: dict[str, set[str]] = {}
         for _line, data in self.pending:
-            if isinstance(data.get("slug"), str):
-                wanted.setdefault(data["taxonomy"], set()).add(normal_slug(data["slug"]))
+            slug = normal_slug(data.get("slug") or terms.base_slug(data))
+            wanted.setdefault(data["taxonomy"], set()).add(slug)
         for taxonomy, slugs in wanted.items():
             self.terms.prefetch_slugs(taxonomy, slugs)
         self.terms.prefetch_terms(
