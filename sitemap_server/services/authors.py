@@ -46,6 +46,11 @@ class AuthorLookups:
         self._ids: set[int] = set()
         self._free_ids: set[int] = set()
 
+    def forget(self) -> None:
+        """Forget what the database can tell again (``Lookups.forget``)."""
+        for known in (self._slugs, self._free_slugs, self._ids, self._free_ids):
+            known.clear()
+
     def prefetch(self, slugs: Iterable[str], ids: Iterable[int]) -> None:
         """Learn in one query a batch which of ``slugs`` and ``ids`` are taken."""
         wanted = set(slugs) - self._slugs - self._free_slugs

@@ -115,12 +115,18 @@ class _Batch:
         self._record(rows, prepared)
         self.report.created[self.kind] += len(rows)
         self.pending.clear()
+        # Everything is in the database now, which answers the next batch's questions.
+        self.lookups.forget()
+        self._forget()
         then, self.then = self.then, {}
         for index, call in then.items():
             call(rows[index]["id"])
 
     def _prefetch(self) -> None:
         """Learn what the pending objects refer to, in a few queries for all of them."""
+
+    def _forget(self) -> None:
+        """Forget what the kind's lookups learnt (``Lookups.forget``)."""
 
     def _prepare(self, data: dict[str, Any]) -> Any:
         raise NotImplementedError
@@ -151,6 +157,9 @@ class _AuthorBatch(_Batch):
 
     def _prepare(self, data: dict[str, Any]) -> dict[str, Any]:
         return authors.prepare_author(self.authors, data)
+
+    def _forget(self) -> None:
+        self.authors.forget()
 
     def _insert(self, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
         authors.insert_prepared(self.session, prepared)
@@ -189,6 +198,9 @@ class _TermBatch(_Batch):
 
     def _prepare(self, data: dict[str, Any]) -> dict[str, Any]:
         return terms.prepare_term(self.terms, data)
+
+    def _forget(self) -> None:
+        self.terms.forget()
 
     def _insert(self, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
         terms.insert_prepared(self.session, prepared)

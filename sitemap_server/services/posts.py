@@ -83,6 +83,14 @@ class Lookups:
         self._translations: dict[tuple[str, str, str], int | None] = {}
         self._languages: list[str] | None = None
 
+    def forget(self) -> None:
+        """Forget what the database can tell again (an import, after each batch: its memory
+        stays the same whatever the size of the import); the types and languages stay."""
+        for known in (self._authors, self._terms, self._post_types, self._no_posts):
+            known.clear()
+        for by_scope in (self._slugs, self._free_slugs, self._translations):
+            by_scope.clear()
+
     def post_type(self, name: str) -> PostType | None:
         if name not in self._types:
             self._types[name] = self.session.get(PostType, name)

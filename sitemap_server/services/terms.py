@@ -70,6 +70,12 @@ class TermLookups:
         self._translations: dict[tuple[str, str, str], int | None] = {}
         self._languages: list[str] | None = None
 
+    def forget(self) -> None:
+        """Forget what the database can tell again (``Lookups.forget``)."""
+        for by_key in (self._terms, self._slugs, self._free_slugs, self._translations):
+            by_key.clear()
+        self._no_terms.clear()
+
     def taxonomy(self, name: str) -> Taxonomy | None:
         if name not in self._taxonomies:
             self._taxonomies[name] = self.session.get(Taxonomy, name)
