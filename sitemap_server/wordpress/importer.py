@@ -41,6 +41,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from sqlalchemy import ColumnElement, Table, and_, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from ..batches import chunks
 from ..content.sanitize import clean_url
 from ..content.slugs import is_slug, normal_slug, slugify
 from ..content.urls import is_site_path
@@ -322,6 +323,12 @@ def item_id(item: wxr.WpItem) -> int | None:
     return None
 
 
+def _source_id(item: wxr.WpItem) -> str:
+    """What names the item in its export, for later imports: its id, else its GUID."""
+    post_id = item_id(item)
+    return str(post_id) if post_id is not None else item.guid or item.link
+
+
 def _gmt(value: str) -> datetime | None:
     """A date as WordPress exports it (``2010-01-01 12:00:00``), in UTC; None for none."""
     # fromisoformat is ten times cheaper than strptime, and takes more than this one form.
@@ -388,11 +395,16 @@ class _Import:
         self.source = survey.site.rstrip("/")
         # What earlier imports of this site made, by (kind, source id), when it still
         # exists here; the rows of those deleted since (their objects are made again).
+        # Posts: those of the window of items at hand (``_items``).
         self.known: dict[tuple[str, str], Known] = {}
         self.orphans: set[tuple[str, str]] = set()
+        self.window: set[tuple[str, str]] = set()
         self._load_known()
-        # What earlier imports made that this export has not named (yet): ``--prune``.
+        # The authors and terms earlier imports made that this export has not named (yet),
+        # and the posts it named: ``--prune``.
         self.unseen = set(self.known)
+        self.seen_posts = IdSet()
+        self.seen_other_posts: set[str] = set()
         self.new_sources: list[dict[str, Any]] = []
         self.slugs: dict[tuple[str, int], set[str]] = {}
         # Items waiting for their parent, by the parent's id.
@@ -401,15 +413,21 @@ class _Import:
 
     def run(self, stream: IO[bytes]) -> None:
         self._prepare_types()
+        window: list[wxr.WpItem] = []
         for record in wxr.read(stream):
+            if isinstance(record, wxr.WpItem):
+                window.append(record)
+                if len(window) >= BATCH:
+                    self._items(window)
+                    window = []
+                continue
+            self._items(window)  # keep the export's order
+            window = []
             if isinstance(record, wxr.WpAuthor):
                 self._author(record.login, record.display_name, record.line)
             elif isinstance(record, wxr.WpTerm):
                 self._channel_term(record)
-            elif isinstance(record, wxr.WpItem):
-                self._item(record)
-                if self.progress is not None:
-                    self.progress(1)
+        self._items(window)
         for held in self.held_terms.values():  # their parent is not in the export
             for term in held:
                 self._create_term(term.taxonomy, term.slug, term.name, term.line, None, term)
@@ -421,6 +439,21 @@ class _Import:
         self._write_sources()
         if self.prune:
             self._prune()
+
+    def _items(self, window: list[wxr.WpItem]) -> None:
+        """Import the items of ``window``, having read at once which of them an earlier
+        import made (``_load_known``): what is held in memory of those is one window's."""
+        if not window:
+            return
+        for key in self.window:
+            self.known.pop(key, None)
+            self.orphans.discard(key)
+        self.window = {("post", _source_id(item)) for item in window}
+        self._load_known([source_id for _kind, source_id in self.window])
+        for item in window:
+            self._item(item)
+            if self.progress is not None:
+                self.progress(1)
 
     # Post types and taxonomies --------------------------------------------------------
 
@@ -620,9 +653,12 @@ class _Import:
         # What the export says of the post: the date it was modified as written there
         # (``modified_at`` falls back on the import's clock).
         digest = _digest({**data, "modified_at": item.post_modified_gmt or item.post_modified})
-        source_id = str(post_id) if post_id is not None else item.guid or item.link
+        source_id = _source_id(item)
+        if ("post", source_id) not in self.window:  # a child that waited for its parent
+            self._load_known([source_id])
         known = self.known.get(("post", source_id))
         if known is not None:
+            self._see_post(source_id)
             if self._changed("post", source_id, digest, item.line, {"post": data}):
                 self.objects.posts.flush()  # what it refers to may be in the batch
                 stored = self.session.get_one(Post, known.object_id)
@@ -631,8 +667,11 @@ class _Import:
             self._imported(post_id, known.object_id)
             return
 
+        # Inserted with its batch, maybe once the window of items has moved on.
+        orphan = ("post", source_id) in self.orphans
+
         def inserted(our_id: int) -> None:
-            self._remember("post", source_id, our_id, digest, item.guid or None)
+            self._remember("post", source_id, our_id, digest, item.guid or None, orphan)
 
         if post_id is not None and self._post_id_free(post_id):
             data["id"] = post_id
@@ -672,6 +711,16 @@ class _Import:
         gone: dict[str, set[int]] = {"post": set(), "term": set(), "author": set()}
         for kind, source_id in self.unseen:
             gone[kind].add(self.known[kind, source_id].object_id)
+        unseen_posts = [
+            (source_id, object_id)
+            for source_id, object_id in self.session.execute(
+                select(ImportedObject.source_id, ImportedObject.object_id)
+                .join(Post, Post.id == ImportedObject.object_id)
+                .where(ImportedObject.source == self.source, ImportedObject.kind == "post")
+            )
+            if not self._seen_post(source_id)
+        ]
+        gone["post"] = {object_id for _source_id, object_id in unseen_posts}
         self._leaves_first(Post, set(gone["post"]), posts.delete_post)
         self._leaves_first(Term, set(gone["term"]), terms.delete_term)
         for author_id in sorted(gone["author"]):
@@ -687,6 +736,20 @@ class _Import:
         for kind, source_id in self.unseen:
             if self.known[kind, source_id].object_id in gone[kind]:
                 self.session.execute(delete(ImportedObject).where(*self._row(kind, source_id)))
+        for source_id, _object_id in unseen_posts:
+            self.session.execute(delete(ImportedObject).where(*self._row("post", source_id)))
+
+    def _see_post(self, source_id: str) -> None:
+        if source_id.isdigit() and source_id.isascii():
+            self.seen_posts.add(int(source_id))
+        else:
+            self.seen_other_posts.add(source_id)
+
+    def _seen_post(self, source_id: str) -> bool:
+        """Whether the export named the post an earlier import made of ``source_id``."""
+        if source_id.isdigit() and source_id.isascii():
+            return int(source_id) in self.seen_posts
+        return source_id in self.seen_other_posts
 
     def _leaves_first(
         self, model: type[Post] | type[Term], ids: set[int], remove: Callable[[Session, Any], None]
@@ -701,7 +764,9 @@ class _Import:
                 remove(self.session, self.session.get_one(model, object_id))
             ids -= leaves
 
-    def _load_known(self) -> None:
+    def _load_known(self, posts: list[str] | None = None) -> None:
+        """Read what earlier imports of this site made (``known``), and the rows of those
+        deleted here since (``orphans``): the authors and terms, or the ``posts`` named."""
         table = cast(Table, ImportedObject.__table__)
         alive = func.coalesce(Post.id, Term.id, Author.id)
         query = (
@@ -711,20 +776,35 @@ class _Import:
             .outerjoin(Author, and_(table.c.kind == "author", Author.id == table.c.object_id))
             .where(table.c.source == self.source)
         )
-        for kind, source_id, object_id, digest, exists in self.session.execute(query):
-            if exists is None:
-                self.orphans.add((kind, source_id))
-            else:
-                self.known[kind, source_id] = Known(object_id, digest)
+        if posts is None:
+            queries = [query.where(table.c.kind != "post")]
+        else:
+            where_post = table.c.kind == "post"
+            queries = [query.where(where_post, table.c.source_id.in_(b)) for b in chunks(posts)]
+        for statement in queries:
+            for kind, source_id, object_id, digest, exists in self.session.execute(statement):
+                if exists is None:
+                    self.orphans.add((kind, source_id))
+                else:
+                    self.known[kind, source_id] = Known(object_id, digest)
 
     def _remember(
-        self, kind: str, source_id: str, object_id: int, digest: str, guid: str | None = None
+        self,
+        kind: str,
+        source_id: str,
+        object_id: int,
+        digest: str,
+        guid: str | None = None,
+        orphan: bool | None = None,
     ) -> None:
         """A new object ``object_id`` made of ``source_id``: its row is written with the
-        next batch (``_write_sources``), or at once in place of an orphan's."""
+        next batch (``_write_sources``), or at once in place of an orphan's (``orphan``:
+        whether it is one, when ``orphans`` may have forgotten it)."""
         self.report.imported[kind] += 1
         row = {"object_id": object_id, "digest": digest, "guid": guid}
-        if (kind, source_id) in self.orphans:
+        if orphan is None:
+            orphan = (kind, source_id) in self.orphans
+        if orphan:
             self.session.execute(
                 update(ImportedObject).where(*self._row(kind, source_id)).values(**row)
             )
@@ -754,7 +834,7 @@ class _Import:
         """Whether the export changed ``source_id`` since it was imported (its digest
         moved); if so, the new values are checked as an import object first, and the new
         digest stored."""
-        self.unseen.discard((kind, source_id))
+        self.unseen.discard((kind, source_id))  # the posts are ``seen_posts``
         if self.known[kind, source_id].digest == digest:
             self.report.unchanged[kind] += 1
             return False

@@ -449,6 +449,34 @@ def test_prune_deletes_what_the_newer_export_no_longer_has(cli, tmp_path, testap
     assert "deleted" not in out
 
 
+def test_a_newer_export_of_thousands_of_items_updates_remakes_and_prunes(
+    cli, tmp_path, testapp, api
+):
+    """More items than the import reads at once (it looks up what earlier imports made a
+    window of items at a time): an item changed, one deleted here since and those gone
+    from the export are each found, whichever window they are in."""
+    count = 2500
+    first = wxr(*(item(n, f"/post-{n}/") for n in range(1, count + 1)))
+    status, _out, err = import_bytes(cli, tmp_path, first)
+    assert status == 0, err
+    api.delete(f"/api/posts/{1500}", status=204)  # deleted here: the export makes it again
+    kept = range(1, count - 200 + 1)  # the last 200 are gone from the newer export
+    newer = wxr(
+        *(item(n, f"/post-{n}/", title="Changed" if n == 2222 else "A title") for n in kept)
+    )
+    status, out, err = import_bytes(cli, tmp_path, newer)
+    assert status == 0, err
+    assert "imported 1 post" in out
+    assert "1 post updated, 2298 unchanged" in out
+    path = tmp_path / "export.xml"
+    status, out, err = cli("import-wordpress", "--quiet", "--prune", path)
+    assert status == 0, err
+    assert "0 post updated, 2300 unchanged" in out
+    assert "deleted, no longer in the export: 200 post" in out
+    assert listed(testapp, "post") == {f"{SITE_URL}/post-{n}/" for n in kept}
+    assert api.get("/api/posts/2222").json["title"] == "Changed"
+
+
 def test_a_structure_given_is_used_and_the_links_it_misses_are_counted(cli, testapp):
     status, out, err = cli(
         "import-wordpress", "--quiet", "--permalinks", "/%postname%/", THEME_UNIT_TEST
