@@ -228,6 +228,7 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
                         counted,
                         prune=args.prune,
                         post_pattern=post_pattern,
+                        keep_going=args.continue_on_error,
                     )
                 except WxrError as error:
                     raise CommandError(f"{args.file}: {error}; nothing was changed") from None
@@ -535,6 +536,11 @@ def build_parser() -> argparse.ArgumentParser:
     wordpress = commands.add_parser(
         "import-wordpress",
         help="import a WordPress export (WXR, .xml or .xml.gz), all or nothing",
+    )
+    wordpress.add_argument(
+        "--continue-on-error",
+        action="store_true",
+        help="leave out an item the site cannot take, name it, and import the rest",
     )
     wordpress.add_argument("file", help="the export: Tools → Export in WordPress")
     wordpress.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -15,7 +15,8 @@ inserted in batches; the few other objects go through their usual create functio
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -66,6 +67,54 @@ class ImportReport:
         }
 
 
+class Failures:
+    """What an import does with an object it cannot take: fail the import (raise its
+    error, naming the line), or, with ``keep_going`` (``--continue-on-error``), leave the
+    object out, keep its error, and go on."""
+
+    def __init__(self, session: Session, keep_going: bool = False) -> None:
+        self.session = session
+        self.keep_going = keep_going
+        self.errors: list[ServiceError] = []
+
+    def add(self, error: ServiceError) -> None:
+        if not self.keep_going:
+            raise error
+        self.errors.append(error)
+
+    @contextmanager
+    def attempt(self) -> Iterator[Attempt]:
+        """A block whose writes are undone when it fails (``Attempt.failed``) and the import
+        goes on past failures: a savepoint; otherwise the failure aborts the import."""
+        attempt = Attempt(self)
+        if not self.keep_going:
+            yield attempt
+            return
+        savepoint = self.session.begin_nested()
+        try:
+            yield attempt
+        except BaseException:
+            savepoint.rollback()
+            raise
+        if attempt.error is None:
+            savepoint.commit()
+        else:
+            savepoint.rollback()
+
+
+class Attempt:
+    """One ``Failures.attempt``."""
+
+    def __init__(self, failures: Failures) -> None:
+        self.failures = failures
+        self.error: ServiceError | None = None
+
+    def failed(self, error: ServiceError) -> None:
+        """The attempt failed with ``error``: the import fails, or its writes are undone."""
+        self.failures.add(error)
+        self.error = error
+
+
 class _Batch:
     """New objects of one kind waiting to be inserted together: each checked by the API's
     own rules (the kind's ``prepare_…``), then all inserted in one statement per table,
@@ -76,9 +125,15 @@ class _Batch:
     kind = ""
 
     def __init__(
-        self, session: Session, lookups: Lookups, report: ImportReport, first: _Batch | None
+        self,
+        session: Session,
+        lookups: Lookups,
+        report: ImportReport,
+        first: _Batch | None,
+        failures: Failures,
     ) -> None:
         self.session, self.lookups, self.report, self.first = session, lookups, report, first
+        self.failures = failures
         self.pending: list[tuple[int, dict[str, Any]]] = []
         # Called with each pending object's id once it is inserted, by its index in pending.
         self.then: dict[int, Callable[[int], None]] = {}
@@ -98,29 +153,45 @@ class _Batch:
         if not self.pending:
             return
         self._prefetch()
-        prepared = []
-        for line, data in self.pending:
+        kept: list[tuple[int, int, Any]] = []  # (index in pending, line, prepared)
+        for index, (line, data) in enumerate(self.pending):
             try:
-                prepared.append(self._prepare(data))
+                kept.append((index, line, self._prepare(data)))
             except ServiceError as exc:
-                raise exc.at_line(line, self.kind) from None
-        rows = self._insert(prepared)
-        lines = {row["id"]: line for (line, _data), row in zip(self.pending, rows, strict=True)}
-        try:
-            object_urls.hold(
-                self.session, self._urls(rows), "slug", written={(self.kind, i) for i in lines}
-            )
-        except object_urls.UrlTaken as taken:
-            raise taken.at_line(lines[taken.claimant[1]], self.kind) from None
-        self._record(rows, prepared)
-        self.report.created[self.kind] += len(rows)
+                self.failures.add(exc.at_line(line, self.kind))
+        kept, rows = self._insert_and_hold(kept)
         self.pending.clear()
         # Everything is in the database now, which answers the next batch's questions.
         self.lookups.forget()
         self._forget()
         then, self.then = self.then, {}
-        for index, call in then.items():
-            call(rows[index]["id"])
+        for (index, _line, _prepared), row in zip(kept, rows, strict=True):
+            if index in then:
+                then[index](row["id"])
+
+    def _insert_and_hold(
+        self, kept: list[tuple[int, int, Any]]
+    ) -> tuple[list[tuple[int, int, Any]], list[dict[str, Any]]]:
+        """Insert the prepared objects ``kept``, hold their URLs and record them: those
+        inserted and their rows. An object whose URL another has fails the batch, or
+        (``Failures.keep_going``) is left out and the others are inserted again."""
+        while kept:
+            with self.failures.attempt() as attempt:
+                prepared = [p for _index, _line, p in kept]
+                rows = self._insert(prepared)
+                lines = {row["id"]: line for (_i, line, _p), row in zip(kept, rows, strict=True)}
+                try:
+                    written = {(self.kind, i) for i in lines}
+                    object_urls.hold(self.session, self._urls(rows), "slug", written=written)
+                except object_urls.UrlTaken as taken:
+                    claimant = taken.claimant[1]
+                    attempt.failed(taken.at_line(lines[claimant], self.kind))
+                    kept = [k for k, row in zip(kept, rows, strict=True) if row["id"] != claimant]
+                    continue
+                self._record(rows, prepared)
+                self.report.created[self.kind] += len(rows)
+                return kept, rows
+        return [], []
 
     def _prefetch(self) -> None:
         """Learn what the pending objects refer to, in a few queries for all of them."""
@@ -145,8 +216,10 @@ class _Batch:
 class _AuthorBatch(_Batch):
     kind = "author"
 
-    def __init__(self, session: Session, lookups: Lookups, report: ImportReport) -> None:
-        super().__init__(session, lookups, report, None)
+    def __init__(
+        self, session: Session, lookups: Lookups, report: ImportReport, failures: Failures
+    ) -> None:
+        super().__init__(session, lookups, report, None, failures)
         self.authors = authors.AuthorLookups(session)
 
     def _prefetch(self) -> None:
@@ -178,9 +251,14 @@ class _TermBatch(_Batch):
     kind = "term"
 
     def __init__(
-        self, session: Session, lookups: Lookups, report: ImportReport, first: _Batch
+        self,
+        session: Session,
+        lookups: Lookups,
+        report: ImportReport,
+        first: _Batch,
+        failures: Failures,
     ) -> None:
-        super().__init__(session, lookups, report, first)
+        super().__init__(session, lookups, report, first, failures)
         self.terms = terms.TermLookups(session)
 
     def _prefetch(self) -> None:
@@ -219,9 +297,14 @@ class _PostBatch(_Batch):
     kind = "post"
 
     def __init__(
-        self, session: Session, lookups: Lookups, report: ImportReport, first: _Batch
+        self,
+        session: Session,
+        lookups: Lookups,
+        report: ImportReport,
+        first: _Batch,
+        failures: Failures,
     ) -> None:
-        super().__init__(session, lookups, report, first)
+        super().__init__(session, lookups, report, first, failures)
         self.next_statistics = FIRST_STATISTICS
 
     def _prefetch(self) -> None:
@@ -321,21 +404,27 @@ class ObjectImport:
     and the WordPress import (``wordpress/``) share. A problem raises a ServiceError naming
     the object's line (of the NDJSON file, or of the export)."""
 
-    def __init__(self, session: Session, validate: LineValidator) -> None:
+    def __init__(self, session: Session, validate: LineValidator, keep_going: bool = False) -> None:
         self.session = session
         self.validate = validate
         self.report = ImportReport()
+        self.failures = Failures(session, keep_going)
         self.lookups = Lookups(session)
         # Each inserted before the next, which may refer to it.
-        self.authors = _AuthorBatch(session, self.lookups, self.report)
-        self.terms = _TermBatch(session, self.lookups, self.report, self.authors)
-        self.posts = _PostBatch(session, self.lookups, self.report, self.terms)
+        report, failures = self.report, self.failures
+        self.authors = _AuthorBatch(session, self.lookups, report, failures)
+        self.terms = _TermBatch(session, self.lookups, report, self.authors, failures)
+        self.posts = _PostBatch(session, self.lookups, report, self.terms, failures)
 
     def add(self, number: int, item: Any, then: Callable[[int], None] | None = None) -> Any:
-        """Apply ``item``: None for a post or a term (inserted with its batch, and then
-        given to ``then`` with its id), else what was created (the author, post type or
-        taxonomy) or changed (settings)."""
-        self.check(number, item)
+        """Apply ``item``: None for an author, a term or a post (inserted with its batch,
+        and then given to ``then`` with its id), else what was created (a post type or
+        taxonomy) or changed (settings); None too for an item left out (``Failures``)."""
+        try:
+            self.check(number, item)
+        except ServiceError as error:
+            self.failures.add(error)
+            return None
         kind, data = next(iter(item.items()))
         if kind == "post":
             self.posts.add(number, data, then)
@@ -344,12 +433,15 @@ class ObjectImport:
             (self.authors if kind == "author" else self.terms).add(number, data, then)
             return None
         self.flush()  # keep the order: earlier objects exist before later ones
-        try:
-            created = _create_other(self.session, self.lookups, kind, data)
-        except ServiceError as exc:
-            raise exc.at_line(number, kind) from None
-        self.report.created[kind] += 1
-        return created
+        with self.failures.attempt() as attempt:
+            try:
+                created = _create_other(self.session, self.lookups, kind, data)
+            except ServiceError as exc:
+                attempt.failed(exc.at_line(number, kind))
+                return None
+            self.report.created[kind] += 1
+            return created
+        return None  # pragma: no cover (the block returns)
 
     def check(self, number: int, item: Any) -> None:
         """Refuse ``item`` if it is not an import object, naming its line."""

@@ -97,6 +97,8 @@ YOAST_NOINDEX = "_yoast_wpseo_meta-robots-noindex"
 YOAST_CANONICAL = "_yoast_wpseo_canonical"
 THUMBNAIL = "_thumbnail_id"
 SLUG_TAKEN = "slug taken by an earlier item: its link's or title's instead"
+# Items left out (``--continue-on-error``) that the summary names one by one.
+MAX_FAILED_SHOWN = 20
 # Rows of ``imported_objects`` written in one statement.
 BATCH = 1000
 NAME = re.compile(r"^[a-z0-9_-]{1,20}$")
@@ -122,6 +124,8 @@ class Report:
     # a path that starts with ``//``).
     exported_paths: Counter[str] = field(default_factory=Counter)
     not_kept: Counter[str] = field(default_factory=Counter)
+    # Items left out, by their line and why (``--continue-on-error``).
+    failed: list[tuple[int, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -161,6 +165,11 @@ class Report:
             lines.append(f"not imported: {_listed(self.skipped)}")
         if self.adjusted:
             lines.append(f"imported with a change: {_listed(self.adjusted)}")
+        if self.failed:
+            lines.append(f"left out, failed: {len(self.failed)} items")
+            lines += [f"  {detail}" for _line, detail in self.failed[:MAX_FAILED_SHOWN]]
+            if len(self.failed) > MAX_FAILED_SHOWN:
+                lines.append(f"  and {len(self.failed) - MAX_FAILED_SHOWN} more")
         for name, s in sorted(self.structures.items()):
             found = s.pattern or "no structure"
             line = (
@@ -246,13 +255,15 @@ def import_wordpress(
     progress: Callable[[int], None] | None = None,
     prune: bool = False,
     post_pattern: str | None = None,
+    keep_going: bool = False,
 ) -> Report:
     """Import the export that ``open_export`` opens (it is read twice) in ``session``'s
     transaction.
 
     With ``prune``, what earlier imports of the same site made and this export no longer
     has is deleted. ``post_pattern`` is the posts' permalink pattern, given rather than
-    found (``permalinks.from_wordpress``).
+    found (``permalinks.from_wordpress``). With ``keep_going``, an item the site cannot
+    take is left out and named in the report (``failed``) instead of failing the import.
 
     :raises wxr.WxrError: the file is not a WordPress export, or malformed.
     :raises ServiceError: an item the site cannot take, naming its line in the export.
@@ -261,7 +272,14 @@ def import_wordpress(
         survey = _survey(stream)
     report = Report()
     with held_back(session), open_export() as stream:
-        _Import(session, survey, validate, report, progress, prune, post_pattern).run(stream)
+        importer = _Import(session, survey, validate, report, progress, prune, post_pattern)
+        importer.objects.failures.keep_going = keep_going
+        importer.run(stream)
+    report.failed = sorted(
+        (problem.line or 0, error.detail)
+        for error in importer.objects.failures.errors
+        for problem in error.errors[:1]
+    )
     return report
 
 
@@ -481,6 +499,8 @@ class _Import:
                 if structure.pattern:
                     data["permalink_pattern"] = structure.pattern
                 post_type = self.objects.add(0, {"post_type": data})
+                if post_type is None:  # left out (``--continue-on-error``): so are its items
+                    continue
             elif structure.pattern and structure.pattern != post_type.permalink_pattern:
                 types.update_post_type(
                     self.session, post_type, {"permalink_pattern": structure.pattern}
@@ -492,12 +512,12 @@ class _Import:
             elif NAME.match(name):
                 label = name.replace("_", " ").replace("-", " ").title()
                 data = {"name": name, "label": label, "hierarchical": hierarchical}
-                self.objects.add(0, {"taxonomy": data})
-                self.taxonomies.add(name)
+                if self.objects.add(0, {"taxonomy": data}) is not None:
+                    self.taxonomies.add(name)
 
     # Authors and terms ----------------------------------------------------------------
 
-    def _author(self, login: str, name: str, line: int) -> int:
+    def _author(self, login: str, name: str, line: int) -> int | None:
         # WordPress compares logins without case (``dc:creator`` may differ from the
         # author list's), and the archive URL is the login made a slug.
         slug = slugify(login, f"author-{len(self.authors) + 1}")
@@ -509,6 +529,8 @@ class _Import:
         known = self.known.get(("author", slug))
         if known is None:
             found = self._add(line, "author", data)
+            if found is None:
+                return None
             self._remember("author", slug, found, digest)
         else:
             found = known.object_id
@@ -539,7 +561,7 @@ class _Import:
         line: int,
         parent: int | None,
         term: wxr.WpTerm | None = None,
-    ) -> int:
+    ) -> int | None:
         slug = normal_slug(unquote(slug)) if slug else slugify(name, "term")
         seen = self.terms.get((taxonomy, slug))
         if seen is not None:
@@ -560,7 +582,10 @@ class _Import:
             wanted = term.term_id if term is not None else None
             if wanted is not None and 0 < wanted < 2**31 and self._term_id_free(wanted):
                 data["id"] = wanted
-            term_id = self._add(line, "term", data)
+            added = self._add(line, "term", data)
+            if added is None:
+                return None
+            term_id = added
             self._remember("term", source_id, term_id, digest)
         else:
             term_id = known.object_id
@@ -583,16 +608,17 @@ class _Import:
         # Past the largest id the site had when the import began: free, without a query.
         return term_id > self.largest_term_id or self.session.get(Term, term_id) is None
 
-    def _add(self, line: int, kind: str, data: dict[str, Any]) -> int:
-        """Add an author, term or post to its batch; its id here: the one it asks for, else the
-        one the database gives it, now (its batch is inserted)."""
+    def _add(self, line: int, kind: str, data: dict[str, Any]) -> int | None:
+        """Add an author, term or post to its batch; its id here: the one it asks for, else
+        the one the database gives it, now (its batch is inserted); None when it is left
+        out (``--continue-on-error``)."""
         if "id" in data:
             self.objects.add(line, {kind: data})
             return int(data["id"])
         ids: list[int] = []
         self.objects.add(line, {kind: data}, then=ids.append)
         self.objects.flush()
-        return ids[0]
+        return ids[0] if ids else None
 
     # Items ------------------------------------------------------------------------------
 
@@ -643,8 +669,9 @@ class _Import:
             data["parent"] = parent
         if item.password:
             data["password"] = item.password
-        if item.creator:
-            data["author"] = self._author(item.creator, item.creator, item.line)
+        author = self._author(item.creator, item.creator, item.line) if item.creator else None
+        if author is not None:
+            data["author"] = author
         data.update(self._meta(item, post_id))
         data["terms"] = sorted(set(self._item_terms(item)))
         path = self._exported_path(item, kind, post_id, slug, published)
@@ -682,6 +709,8 @@ class _Import:
             ids: list[int] = []
             self.objects.add(item.line, {"post": data}, then=ids.append)
             self.objects.posts.flush()
+            if not ids:  # left out (``--continue-on-error``)
+                return
             inserted(ids[0])
             self.report.adjusted["WordPress id taken here: another id given"] += 1
             self._imported(post_id, ids[0])
@@ -838,7 +867,11 @@ class _Import:
         if self.known[kind, source_id].digest == digest:
             self.report.unchanged[kind] += 1
             return False
-        self.objects.check(line, item)
+        try:
+            self.objects.check(line, item)
+        except ServiceError as error:
+            self.objects.failures.add(error)  # raises, unless the import goes on
+            return False
         self.session.execute(
             update(ImportedObject).where(*self._row(kind, source_id)).values(digest=digest)
         )
@@ -853,10 +886,11 @@ class _Import:
         stored: Any,
         data: dict[str, Any],
     ) -> None:
-        try:
-            update(self.session, stored, data)
-        except ServiceError as exc:
-            raise exc.at_line(line, kind) from None
+        with self.objects.failures.attempt() as attempt:
+            try:
+                update(self.session, stored, data)
+            except ServiceError as exc:
+                attempt.failed(exc.at_line(line, kind))
 
     def _slug(self, item: wxr.WpItem, kind: str, parent: int) -> str:
         """The item's slug: its ``post_name``, decoded. One an earlier item of its type
@@ -902,11 +936,10 @@ class _Import:
                 continue
             slug = normal_slug(unquote(term.slug)) if term.slug else slugify(term.name, "term")
             known = self.terms.get((term.taxonomy, slug))
-            yield (
-                known
-                if known is not None
-                else self._create_term(term.taxonomy, slug, term.name, item.line, None)
-            )
+            if known is None:
+                known = self._create_term(term.taxonomy, slug, term.name, item.line, None)
+            if known is not None:
+                yield known
 
     def _exported_path(
         self,

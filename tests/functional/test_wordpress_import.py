@@ -336,6 +336,35 @@ def test_an_item_the_site_cannot_take_is_named_by_its_line(cli, tmp_path, db_sna
     assert db_snapshot() == before
 
 
+def test_continue_on_error_leaves_out_what_fails_and_names_it(cli, tmp_path, testapp):
+    content = wxr(
+        item(1, "/fine/"),
+        item(2, "/too-long/", title="x" * 1001),
+        # Its slug is its own, but WordPress's link for it is post 1's URL.
+        item(3, "/fine/", date="2020-01-01 10:00:00"),
+        item(4, "/also-fine/"),
+        item(5, "/parent/", post_type="page", title="y" * 1001),
+        item(6, "/parent/child/", post_type="page", parent=5),
+    )
+    lines = content.decode().splitlines()
+
+    def line_of(text: str) -> int:
+        return next(n for n, line in enumerate(lines, 1) if text in line)
+
+    status, out, err = import_bytes(cli, tmp_path, content)
+    assert status == 1 and "nothing was changed" in err
+    path = tmp_path / "export.xml"
+    status, out, err = cli("import-wordpress", "--quiet", "--continue-on-error", path)
+    assert status == 0, err
+    assert "left out, failed: 4 items" in out
+    assert f"line {line_of('x' * 1001)}: post/title" in out
+    assert f"line {line_of('y' * 1001)}: post/title" in out  # a post of type page
+    assert f"line {line_of('/parent/child/')}: parent: unknown post 5" in out
+    third = [n for n, line in enumerate(lines, 1) if "example/fine/</link>" in line][1]
+    assert f"line {third}: slug: /fine/ is also the URL post 1" in out
+    assert listed(testapp, "post", "page") == {f"{SITE_URL}/fine/", f"{SITE_URL}/also-fine/"}
+
+
 # Importing again -----------------------------------------------------------------------
 
 
