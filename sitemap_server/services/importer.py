@@ -319,6 +319,10 @@ class _PostBatch(_Batch):
         self.lookups.prefetch_posts(
             i for _line, data in self.pending for i in (data.get("id"), data.get("parent")) if i
         )
+        self.lookups.prefetch_references(
+            (data["author"] for _line, data in self.pending if data.get("author") is not None),
+            (term for _line, data in self.pending for term in data.get("terms", ())),
+        )
 
     def _prepare(self, data: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
         return prepare_post(self.lookups, data)

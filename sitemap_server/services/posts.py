@@ -108,6 +108,16 @@ class Lookups:
             self._terms.update(found)
         return [t for t in unknown if t not in self._terms]
 
+    def prefetch_references(self, authors: Iterable[int], terms: Iterable[int]) -> None:
+        """Learn in one query each which of ``authors`` and ``terms`` exist (the importer,
+        per batch: what its posts name)."""
+        for model, known, wanted in (
+            (Author, self._authors, set(authors)),
+            (Term, self._terms, set(terms)),
+        ):
+            for batch in chunks(sorted(wanted - known)):
+                known.update(self.session.scalars(select(model.id).where(model.id.in_(batch))))
+
     def type_of_post(self, post_id: int) -> str | None:
         if post_id not in self._post_types:
             if post_id in self._no_posts:
