@@ -3,8 +3,10 @@
 A WXR file is RSS 2.0 with WordPress's own elements (``wp:``, ``content:``, ``excerpt:``,
 ``dc:``): the channel's authors and terms, then one ``<item>`` per post, page,
 attachment, menu item … ``read`` yields them one at a time, as plain records, and frees
-each element once it is read, so memory does not grow with the file (a 2 GB export is
-read in the memory of its largest item).
+the elements it has read after each chunk it parses, so memory does not grow with the
+file (a 2 GB export is read in the memory of its largest item). Only the root, the
+channel and the records are reported by the parser; a record's own elements are read
+from its tree, by tag, once it ends.
 
 What is refused, before anything is imported: a document with a DTD (WordPress writes
 none; an internal subset is how an entity bomb is built), one whose root is not an RSS
@@ -15,6 +17,7 @@ A ``.gz`` export is read through gzip, found by its first bytes rather than its 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 from collections.abc import Iterable, Iterator
@@ -248,10 +251,9 @@ def read(stream: IO[bytes]) -> Iterator[Record]:
         data = source.read(CHUNK)
         failure: Any = None
         if probe is not None and data:
-            try:
+            # Malformed: the parser below is given the same, and says where.
+            with contextlib.suppress(etree.XMLSyntaxError):
                 probe.feed(data)
-            except etree.XMLSyntaxError:
-                pass  # the parser below is given the same, and says where
             for _event, element in probe.read_events():
                 _check_root(element)
                 probe = None
