@@ -247,7 +247,7 @@ def exports(draw) -> bytes:
 
 
 chunks = st.sampled_from([1, 7, 100, 4096, wxr.CHUNK])
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
