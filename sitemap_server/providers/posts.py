@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any, cast
+from functools import cache
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import ColumnElement, Select, Table, bindparam, func, select
+from sqlalchemy import ColumnElement, Table, bindparam, case, func, literal, or_, select
 from sqlalchemy.orm import Session, lazyload
 
 from ..batches import chunks
@@ -122,28 +123,20 @@ class PostTypeProvider(Provider):
         criteria = eligibility.post_criteria(ctx.site, self._type, ctx.now)
         batches = [None] if keys is None else list(chunks(sorted(keys)))
         for batch in batches:
-            query = self._listed(criteria).order_by(Post.id)
-            if batch is not None:
-                query = query.where(Post.id.in_(batch))
-            posts = ctx.session.scalars(query.execution_options(yield_per=CHUNK))
-            for some in chunks(posts, CHUNK):
+            where = [criteria] if batch is None else [criteria, Post.id.in_(batch)]
+            for some in chunks(_listed(ctx, where, ordered=True), CHUNK):
                 groups = self._translations(ctx, criteria, some)
                 for post in some:
                     alternates = groups.get(post.translation_group or "")
                     yield from self._post_entries(ctx, post, alternates)
 
-    @staticmethod
-    def _listed(criteria: ColumnElement[bool]) -> Select[Any]:
-        # Terms are not needed here: don't let the relationship load them for every post.
-        return select(Post).options(lazyload(Post.terms)).where(criteria)
-
-    def _listed_url(self, ctx: BuildContext, post: Post, quiet: bool = False) -> str | None:
+    def _listed_url(self, ctx: BuildContext, post: ListedPost, quiet: bool = False) -> str | None:
         """The URL ``post`` (one the criteria let through) is listed under, or None when
         it is not listed: the static front page (listed as the home page itself, S-206),
         or a post a plugin or the URL rules leave out."""
         if is_static_front_page(ctx.settings, post.id):
             return None
-        url = ctx.links.post(post)
+        url = ctx.links.post(cast(Post, post))  # it reads only columns a PostRow has
         excluded = next(eligibility.candidate_exclusions(ctx.site, "post", post, url), None)
         if excluded is None:
             return url
@@ -152,17 +145,15 @@ class PostTypeProvider(Provider):
         return None
 
     def _translations(
-        self, ctx: BuildContext, criteria: ColumnElement[bool], posts: Iterable[Post]
+        self, ctx: BuildContext, criteria: ColumnElement[bool], posts: Iterable[ListedPost]
     ) -> dict[str, list[list[str]]]:
         """The alternates of the translation groups of ``posts`` (``alternate_links``):
         their listed members are found as ``entries`` lists them."""
         groups = {p.translation_group for p in posts if p.translation_group and p.language}
         members: dict[str, dict[str, str]] = {}
         for batch in chunks(sorted(groups)):
-            query = self._listed(criteria).where(
-                Post.translation_group.in_(batch), Post.language.is_not(None)
-            )
-            for member in ctx.session.scalars(query):
+            where = [criteria, Post.translation_group.in_(batch), Post.language.is_not(None)]
+            for member in _listed(ctx, where):
                 url = self._listed_url(ctx, member, quiet=True)
                 if url is not None and member.translation_group and member.language:
                     by_language = members.setdefault(member.translation_group, {})
@@ -170,7 +161,7 @@ class PostTypeProvider(Provider):
         return alternate_links(members, ctx.settings.x_default_language or ctx.settings.language)
 
     def _post_entries(
-        self, ctx: BuildContext, post: Post, alternates: list[list[str]] | None = None
+        self, ctx: BuildContext, post: ListedPost, alternates: list[list[str]] | None = None
     ) -> Iterator[Entry]:
         settings = ctx.settings
         url = self._listed_url(ctx, post)
@@ -237,7 +228,9 @@ class PostTypeProvider(Provider):
             source += f" (its {latest} time)"
         return source
 
-    def _images(self, ctx: BuildContext, post: Post, url: str) -> list[str]:
+    def _images(self, ctx: BuildContext, post: ListedPost, url: str) -> list[str]:
+        if not (post.featured_image or post.content or post.images):
+            return []  # what post_images finds in nothing, without its setup
         return post_images(
             post.featured_image,
             post.content,
@@ -246,6 +239,79 @@ class PostTypeProvider(Provider):
             url,
             list(ctx.settings.allowed_image_hosts or []),
         )
+
+
+class PostRow(NamedTuple):
+    """The columns of a post that its entries are computed from: what ``entries`` reads
+    instead of the ``Post`` (building the object cost a rebuild about 40 µs a post),
+    unless a plugin is handed the post itself (``_plugins_see_posts``)."""
+
+    id: int
+    type: str
+    slug: str
+    parent_id: int | None
+    path: str | None
+    published_at: datetime | None
+    modified_at: datetime
+    canonical: str | None
+    featured_image: str | None
+    content: str
+    images: list[str]
+    parts: int
+    language: str | None
+    translation_group: str | None
+
+    @property
+    def subject_kind(self) -> str:
+        """What a log line calls it (``failures.subject``): the post it is."""
+        return "post"
+
+
+ListedPost = Post | PostRow
+
+
+@cache
+def _post_row(dialect: str) -> list[Any]:
+    """The columns of a ``PostRow``, ``content`` read only when it may hold an image (the
+    one use of it): HTML without an ``<img`` or a ``<source`` tag holds none
+    (``content.images``), and much holds neither: it is then neither read into Python nor
+    parsed. A tag's name is ASCII in any case, which SQLite's LIKE matches as
+    PostgreSQL's ILIKE does."""
+    like = Post.content.ilike if dialect == "postgresql" else Post.content.like
+    may_hold_images = or_(like("%<img%"), like("%<source%"))
+    content = case((may_hold_images, Post.content), else_=literal("")).label("content")
+    return [content if name == "content" else getattr(Post, name) for name in PostRow._fields]
+
+
+def _listed(
+    ctx: BuildContext, where: list[ColumnElement[bool]], ordered: bool = False
+) -> Iterator[ListedPost]:
+    """The posts that meet ``where``, as ``PostRow``, or as ``Post`` when a plugin is
+    handed them (in id order when ``ordered``)."""
+    if _plugins_see_posts(ctx):
+        # Terms are not needed here: don't let the relationship load them for every post.
+        query = select(Post).options(lazyload(Post.terms)).where(*where)
+        if ordered:
+            query = query.order_by(Post.id)
+        yield from ctx.session.scalars(query.execution_options(yield_per=CHUNK))
+        return
+    rows = select(*_post_row(ctx.session.get_bind().dialect.name)).where(*where)
+    if ordered:
+        rows = rows.order_by(Post.id)
+    for row in ctx.session.execute(rows.execution_options(yield_per=CHUNK)):
+        yield PostRow._make(row)
+
+
+def _plugins_see_posts(ctx: BuildContext) -> bool:
+    """Whether a plugin is handed the posts entries are made from (``sitemap_exclude``,
+    ``sitemap_entry``): they are then the ``Post`` objects, as the hooks say."""
+    key = "plugins see posts"
+    if key not in ctx.memo:
+        hooks = ctx.plugins.hook
+        ctx.memo[key] = bool(
+            hooks.sitemap_exclude.get_hookimpls() or hooks.sitemap_entry.get_hookimpls()
+        )
+    return bool(ctx.memo[key])
 
 
 def _types(ctx: BuildContext, ids: set[int]) -> dict[int, str]:

@@ -13,7 +13,7 @@ provider or plugin, however careless, can store what would break a document.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..hookspecs import implementations
@@ -76,10 +76,15 @@ def stored_form(ctx: BuildContext, provider: Provider, entries: Iterable[Entry])
 
 
 def filtered(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterator[Entry]:
-    """Each entry through the ``sitemap_entry`` chain (``filter_entry``)."""
+    """Each entry through the ``sitemap_entry`` chain (``filter_entry``); the entries as
+    they are when no plugin implements it (the implementations are looked up once)."""
+    chain = list(implementations(ctx.site.plugins, "sitemap_entry"))
+    if not chain:
+        yield from entries
+        return
     for entry in entries:
         try:
-            current, _changed_by = filter_entry(ctx.site, provider.kind, entry)
+            current, _changed_by = _through(chain, ctx.site, provider.kind, entry)
         except OUTAGE:
             raise
         except Exception as error:
@@ -94,9 +99,16 @@ def filter_entry(site: Site, kind: str, entry: Entry) -> tuple[Entry | None, lis
     (``tryfirst`` ones, then the last registered first, ``trylast`` ones last): what is
     left of it (None: dropped), and the plugins that changed or dropped it. Wrappers are
     refused at start-up (``plugins.refuse_wrappers``)."""
+    return _through(list(implementations(site.plugins, "sitemap_entry")), site, kind, entry)
+
+
+def _through(
+    chain: list[tuple[str, Callable[..., Any]]], site: Site, kind: str, entry: Entry
+) -> tuple[Entry | None, list[str]]:
+    """``filter_entry`` with the implementations ``chain`` (``implementations``)."""
     current: Entry | None = entry
     changed_by: list[str] = []
-    for name, call in implementations(site.plugins, "sitemap_entry"):
+    for name, call in chain:
         result: Any = call(kind=kind, entry=current, item=entry.item, site=site)
         if result is not current and result != current:
             changed_by.append(name)

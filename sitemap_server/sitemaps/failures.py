@@ -53,10 +53,12 @@ def first_time(ctx: BuildContext, message: str) -> bool:
 
 
 def subject(entry: Entry) -> str:
-    """``post 12``, ``term 3``: what a log line about ``entry`` names."""
+    """``post 12``, ``term 3``: what a log line about ``entry`` names (the item's
+    ``subject_kind``, else its class: a provider may make entries from a row's columns)."""
     item = entry.item
     if item is not None and isinstance(getattr(item, "id", None), int):
-        return f"{type(item).__name__.lower()} {item.id}"
+        kind = getattr(item, "subject_kind", None) or type(item).__name__.lower()
+        return f"{kind} {item.id}"
     return f"the entry with key {entry.key}"
 
 

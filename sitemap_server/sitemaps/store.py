@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, insert, select
+from sqlalchemy import Table, bindparam, delete, func, insert, select
 
 from ..batches import chunks
 from ..models import SitemapEntry
@@ -33,6 +33,9 @@ from .versions import bump, set_due, set_rendered
 # A sitemap rebuilt as a whole is compared with what it held, URL by URL, up to this many
 # entries (one IndexNow submission); a larger one is announced as rebuilt, without URLs.
 COMPARED_REBUILD = 10_000
+# Rows a rebuild inserts in one executemany: an executemany binds each row on its own, so
+# no limit of bound parameters applies, and fewer statements cost less.
+INSERT_BATCH = 5000
 # ``BuildContext.memo``: the providers refreshed with a change a crawler would see.
 CHANGED = "changed"
 
@@ -46,6 +49,14 @@ _OF_KEYS = (
     _ENTRIES.c.key.in_(bindparam("keys", expanding=True)),
 )
 STORED_OF_KEYS = STORED.where(*_OF_KEYS)
+STORED_OF_PROVIDER = STORED.where(_ENTRIES.c.provider == bindparam("provider"))
+# A provider's stored entries, counted up to one more than a rebuild compares.
+COUNT_UP_TO_COMPARED = select(func.count()).select_from(
+    select(_ENTRIES.c.key)
+    .where(_ENTRIES.c.provider == bindparam("provider"))
+    .limit(COMPARED_REBUILD + 1)
+    .subquery()
+)
 DELETE_OF_KEYS = delete(_ENTRIES).where(*_OF_KEYS)
 INSERT_ENTRIES = insert(_ENTRIES)
 
@@ -129,21 +140,29 @@ def _rebuild_provider(ctx: BuildContext, provider: Provider) -> None:
     session = ctx.session
     if provider.name in ctx.post_providers:
         newest.forget(ctx)
-    where_provider = _ENTRIES.c.provider == provider.name
     changed(ctx, provider)
     # Small sitemaps are compared, so search engines hear of exactly what changed.
-    query = STORED.where(where_provider).limit(COMPARED_REBUILD + 1)
-    old = {(r.key, r.part): StoredEntry._make(r) for r in session.execute(query)}
-    session.execute(delete(_ENTRIES).where(where_provider))
+    old = _compared(ctx, provider)
+    session.execute(delete(_ENTRIES).where(_ENTRIES.c.provider == provider.name))
     _insert(ctx, provider, provider.entries(ctx, None))
     _insert(ctx, provider, provider.special_entries(ctx))
     recut_pages(ctx, provider.name, from_key=None)
     set_rendered(session, provider.name, render_key(provider.template, ctx.output_key), ctx.output)
-    new = {(r.key, r.part): StoredEntry._make(r) for r in session.execute(query)}
-    if len(old) > COMPARED_REBUILD or len(new) > COMPARED_REBUILD:
+    new = None if old is None else _compared(ctx, provider)
+    if old is None or new is None:
         _announce(ctx, provider, None)
     else:
         _announce(ctx, provider, url_changes(ctx, old, new))
+
+
+def _compared(ctx: BuildContext, provider: Provider) -> Stored | None:
+    """The stored entries of ``provider``, or None when it has more than
+    ``COMPARED_REBUILD`` (counted first: reading them costs more than counting)."""
+    of_provider = {"provider": provider.name}
+    if (ctx.session.scalar(COUNT_UP_TO_COMPARED, of_provider) or 0) > COMPARED_REBUILD:
+        return None
+    rows = ctx.session.execute(STORED_OF_PROVIDER, of_provider)
+    return {(r.key, r.part): StoredEntry._make(r) for r in rows}
 
 
 def changed(ctx: BuildContext, provider: Provider) -> None:
@@ -203,5 +222,5 @@ def _replace(
 def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> None:
     """Store what the chain makes of ``entries``, each with its rendered fragment and
     the bytes it takes."""
-    for batch in chunks(row for _entry, row in prepared(ctx, provider, entries)):
+    for batch in chunks((row for _entry, row in prepared(ctx, provider, entries)), INSERT_BATCH):
         ctx.session.execute(INSERT_ENTRIES, batch)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -88,6 +88,9 @@ def is_url_key(key: str) -> bool:
 HREFLANG = re.compile(f"{LANGUAGE_TAG}|x-default")
 URL_KEYS = frozenset({"loc", "url", "href", "src"})
 URL_KEY_ENDINGS = ("_loc", "_url", "_href", "_src")
+# The image origins whose judgement an ``EntryRules`` remembers: a site's images are on a
+# few hosts, and content that names a host per image costs no more than this memory.
+REMEMBERED_ORIGINS = 1000
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,9 @@ class EntryRules:
 
     site_url: str
     image_sources: ImageSources
+    # ``image_sources.allow`` of each scheme and authority met (all it judges a URL by):
+    # most entries of a site have their images on one or two hosts.
+    _allowed: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, site_url: str, allowed_image_hosts: Iterable[str]) -> EntryRules:
@@ -164,13 +170,25 @@ class EntryRules:
             except UnsafeUrl as problem:
                 problems.append(f"image {_shown(image)} {problem}")
                 continue
-            if not self.image_sources.allow(url):
+            if not self._allows(url):
                 problems.append(f"image {_shown(image)} is on a host images may not come from")
                 continue
             kept.setdefault(url, None)
             if len(kept) >= MAX_IMAGES_PER_URL:
                 break
         return list(kept)
+
+    def _allows(self, url: str) -> bool:
+        """Whether ``image_sources`` allows ``url`` (in normal form), asked once per
+        scheme and authority: what comes before the first "/" after "://"."""
+        end = url.find("/", url.find("://") + 3)
+        origin = url if end < 0 else url[:end]
+        allowed = self._allowed.get(origin)
+        if allowed is None:
+            allowed = self.image_sources.allow(url)
+            if len(self._allowed) < REMEMBERED_ORIGINS:
+                self._allowed[origin] = allowed
+        return allowed
 
 
 def _clean_value(value: Any, key: str) -> Any:
