@@ -137,6 +137,10 @@ class _Batch:
         self.pending: list[tuple[int, dict[str, Any]]] = []
         # Called with each pending object's id once it is inserted, by its index in pending.
         self.then: dict[int, Callable[[int], None]] = {}
+        self._start()
+
+    def _start(self) -> None:
+        """Make the kind's own lookups."""
 
     def add(
         self, line: int, data: dict[str, Any], then: Callable[[int], None] | None = None
@@ -216,11 +220,8 @@ class _Batch:
 class _AuthorBatch(_Batch):
     kind = "author"
 
-    def __init__(
-        self, session: Session, lookups: Lookups, report: ImportReport, failures: Failures
-    ) -> None:
-        super().__init__(session, lookups, report, None, failures)
-        self.authors = authors.AuthorLookups(session)
+    def _start(self) -> None:
+        self.authors = authors.AuthorLookups(self.session)
 
     def _prefetch(self) -> None:
         data = [d for _line, d in self.pending]
@@ -236,8 +237,6 @@ class _AuthorBatch(_Batch):
 
     def _insert(self, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
         authors.insert_prepared(self.session, prepared)
-        for row in prepared:
-            self.lookups.remember_author(row["id"])
         return prepared
 
     def _urls(self, rows: list[dict[str, Any]]) -> list[object_urls.Url]:
@@ -250,16 +249,8 @@ class _AuthorBatch(_Batch):
 class _TermBatch(_Batch):
     kind = "term"
 
-    def __init__(
-        self,
-        session: Session,
-        lookups: Lookups,
-        report: ImportReport,
-        first: _Batch,
-        failures: Failures,
-    ) -> None:
-        super().__init__(session, lookups, report, first, failures)
-        self.terms = terms.TermLookups(session)
+    def _start(self) -> None:
+        self.terms = terms.TermLookups(self.session)
 
     def _prefetch(self) -> None:
         # One query per taxonomy tells which of the batch's slugs are taken, one which of
@@ -282,8 +273,6 @@ class _TermBatch(_Batch):
 
     def _insert(self, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
         terms.insert_prepared(self.session, prepared)
-        for row in prepared:
-            self.lookups.remember_term(row["id"])
         return prepared
 
     def _urls(self, rows: list[dict[str, Any]]) -> list[object_urls.Url]:
@@ -296,15 +285,7 @@ class _TermBatch(_Batch):
 class _PostBatch(_Batch):
     kind = "post"
 
-    def __init__(
-        self,
-        session: Session,
-        lookups: Lookups,
-        report: ImportReport,
-        first: _Batch,
-        failures: Failures,
-    ) -> None:
-        super().__init__(session, lookups, report, first, failures)
+    def _start(self) -> None:
         self.next_statistics = FIRST_STATISTICS
 
     def _prefetch(self) -> None:
@@ -416,7 +397,7 @@ class ObjectImport:
         self.lookups = Lookups(session)
         # Each inserted before the next, which may refer to it.
         report, failures = self.report, self.failures
-        self.authors = _AuthorBatch(session, self.lookups, report, failures)
+        self.authors = _AuthorBatch(session, self.lookups, report, None, failures)
         self.terms = _TermBatch(session, self.lookups, report, self.authors, failures)
         self.posts = _PostBatch(session, self.lookups, report, self.terms, failures)
 

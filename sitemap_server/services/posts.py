@@ -191,12 +191,6 @@ class Lookups:
         if group is not None and language is not None:
             self._translations[post_type, group, language] = post_id
 
-    def remember_author(self, author_id: int) -> None:
-        self._authors.add(author_id)
-
-    def remember_term(self, term_id: int) -> None:
-        self._terms.add(term_id)
-
     def remember_post(
         self, post_type: str, slug: str, post_id: int | None, parent: int | None = None
     ) -> None:
