@@ -8,13 +8,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..batches import chunks
 from ..content import object_urls, permalinks
 from ..errors import Conflict
 from ..models import Author, Post
 from .common import (
     apply,
     ensure_free,
+    existing,
     flush,
     get_or_404,
     record,
@@ -53,16 +53,14 @@ class AuthorLookups:
 
     def prefetch(self, slugs: Iterable[str], ids: Iterable[int]) -> None:
         """Learn in one query a batch which of ``slugs`` and ``ids`` are taken."""
-        wanted = set(slugs) - self._slugs - self._free_slugs
-        for batch in chunks(sorted(wanted)):
-            taken = set(self.session.scalars(select(Author.slug).where(Author.slug.in_(batch))))
-            self._slugs |= taken
-            self._free_slugs |= set(batch) - taken
+        wanted_slugs = set(slugs) - self._slugs - self._free_slugs
+        taken_slugs = existing(self.session, Author.slug, wanted_slugs)
+        self._slugs |= taken_slugs
+        self._free_slugs |= wanted_slugs - taken_slugs
         wanted_ids = set(ids) - self._ids - self._free_ids
-        for id_batch in chunks(sorted(wanted_ids)):
-            found = set(self.session.scalars(select(Author.id).where(Author.id.in_(id_batch))))
-            self._ids |= found
-            self._free_ids |= set(id_batch) - found
+        taken_ids = existing(self.session, Author.id, wanted_ids)
+        self._ids |= taken_ids
+        self._free_ids |= wanted_ids - taken_ids
 
     def slug_taken(self, slug: str) -> bool:
         if slug not in self._slugs and slug not in self._free_slugs:

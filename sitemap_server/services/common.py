@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
+from ..batches import chunks
 from ..content.sanitize import UnsafeUrl, normal_path
 from ..content.slugs import normal_slug, unique_slug
 from ..errors import Conflict, Invalid, NotFound, logged
@@ -94,6 +95,15 @@ def require_reference(session: Session, model: type[T], key: Any, field: str, wh
     if obj is None:
         raise Invalid.field(field, f"unknown {what} {key!r}")
     return obj
+
+
+def existing(session: Session, column: Any, values: Iterable[Any], *where: Any) -> set[Any]:
+    """Which of ``values`` some row has in ``column`` (within ``where``): what an import's
+    batch asks of the database, one query a chunk of values."""
+    found: set[Any] = set()
+    for batch in chunks(sorted(set(values))):
+        found.update(session.scalars(select(column).where(column.in_(batch), *where)))
+    return found
 
 
 def ensure_free(session: Session, column: Any, value: Any, field: str, *where: Any) -> None:

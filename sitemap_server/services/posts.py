@@ -29,6 +29,7 @@ from .common import (
     add_with_free_slug,
     among_ancestors,
     apply,
+    existing,
     flush,
     get_or_404,
     lock_parents,
@@ -111,12 +112,8 @@ class Lookups:
     def prefetch_references(self, authors: Iterable[int], terms: Iterable[int]) -> None:
         """Learn in one query each which of ``authors`` and ``terms`` exist (the importer,
         per batch: what its posts name)."""
-        for model, known, wanted in (
-            (Author, self._authors, set(authors)),
-            (Term, self._terms, set(terms)),
-        ):
-            for batch in chunks(sorted(wanted - known)):
-                known.update(self.session.scalars(select(model.id).where(model.id.in_(batch))))
+        self._authors |= existing(self.session, Author.id, set(authors) - self._authors)
+        self._terms |= existing(self.session, Term.id, set(terms) - self._terms)
 
     def type_of_post(self, post_id: int) -> str | None:
         if post_id not in self._post_types:
@@ -158,11 +155,7 @@ class Lookups:
         wanted = set(slugs) - self._slugs.setdefault(scope, set())
         if not wanted:
             return
-        taken = set(
-            self.session.scalars(
-                select(Post.slug).where(siblings(post_type, parent), Post.slug.in_(wanted))
-            )
-        )
+        taken = existing(self.session, Post.slug, wanted, siblings(post_type, parent))
         self._slugs[scope] |= taken
         self._free_slugs.setdefault(scope, set()).update(wanted - taken)
 

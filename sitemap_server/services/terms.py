@@ -23,6 +23,7 @@ from .common import (
     apply,
     check_translation,
     ensure_free,
+    existing,
     flush,
     get_or_404,
     lock_parents,
@@ -107,11 +108,9 @@ class TermLookups:
         """Learn in one query a batch which of ``slugs`` are taken in ``taxonomy``."""
         free = self._free_slugs.setdefault(taxonomy, set())
         wanted = set(slugs) - self._slugs.setdefault(taxonomy, set()) - free
-        for batch in chunks(sorted(wanted)):
-            query = select(Term.slug).where(Term.taxonomy == taxonomy, Term.slug.in_(batch))
-            taken = set(self.session.scalars(query))
-            self._slugs[taxonomy] |= taken
-            free.update(set(batch) - taken)
+        taken = existing(self.session, Term.slug, wanted, Term.taxonomy == taxonomy)
+        self._slugs[taxonomy] |= taken
+        free.update(wanted - taken)
 
     def translation_of(self, taxonomy: str, group: str, language: str) -> int | None:
         """The term of ``taxonomy`` that is the ``language`` member of ``group``, if any."""

@@ -321,8 +321,9 @@ def import_wordpress(
         survey = _survey(stream)
     report = Report()
     with held_back(session), open_export() as stream:
-        importer = _Import(session, survey, validate, report, progress, prune, post_pattern)
-        importer.objects.failures.keep_going = keep_going
+        importer = _Import(
+            session, survey, validate, report, progress, prune, post_pattern, keep_going
+        )
         importer.run(stream)
     report.failed = sorted(
         (problem.line or 0, error.detail)
@@ -441,6 +442,7 @@ class _Import:
         progress: Callable[[int], None] | None,
         prune: bool = False,
         post_pattern: str | None = None,
+        keep_going: bool = False,
     ) -> None:
         self.session = session
         self.prune = prune
@@ -448,7 +450,7 @@ class _Import:
         self.survey = survey
         self.report = report
         self.progress = progress
-        self.objects = ObjectImport(session, validate)
+        self.objects = ObjectImport(session, validate, keep_going)
         self.authors: dict[str, int] = {}
         self.terms: dict[tuple[str, str], int] = {}
         self.term_ids: set[int] = set()
