@@ -18,6 +18,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Table, bindparam, delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
+from ..batches import chunks
 from ..models import SitemapChange, site_of
 from ..models.meta import utcnow
 
@@ -203,27 +204,24 @@ NEWEST_NUMBER_SQLITE = text("SELECT seq FROM sqlite_sequence WHERE name = 'sitem
 
 def log(session: Session, changes: ContentChanges) -> None:
     """Record ``changes`` in the change log, in the writing transaction (one multi-row
-    insert per 10,000 rows); the number of the last row is kept in the session's
+    insert per 10,000 rows, made as they are sent: a bulk write's million changes are
+    never all rows at once); the number of the last row is kept in the session's
     ``Writes``, for the API to give the client (``Sitemap-Change``)."""
-    now = utcnow()
-    rows: list[dict[str, Any]] = [
-        {"recorded_at": now, "kind": flag, "object_id": None, "provider": None}
-        for flag in FLAGS
-        if getattr(changes, flag)
-    ]
-    rows.extend(
-        {"recorded_at": now, "kind": PROVIDER, "object_id": None, "provider": name}
-        for name in sorted(changes.providers)
-    )
-    for kind, ids in _objects(changes).items():
-        rows.extend(
-            {"recorded_at": now, "kind": kind, "object_id": i, "provider": None}
-            for i in sorted(ids)
-        )
-    for start in range(0, len(rows), LOG_BATCH):
-        numbers = session.scalars(RECORD, rows[start : start + LOG_BATCH]).all()
-        writes = writes_of(session)
+    writes = writes_of(session)
+    for batch in chunks(_log_rows(changes, utcnow()), LOG_BATCH):
+        numbers = session.scalars(RECORD, batch).all()
         writes.last_change = max([*numbers, writes.last_change or 0])
+
+
+def _log_rows(changes: ContentChanges, now: datetime) -> Iterator[dict[str, Any]]:
+    for flag in FLAGS:
+        if getattr(changes, flag):
+            yield {"recorded_at": now, "kind": flag, "object_id": None, "provider": None}
+    for name in sorted(changes.providers):
+        yield {"recorded_at": now, "kind": PROVIDER, "object_id": None, "provider": name}
+    for kind, ids in _objects(changes).items():
+        for object_id in sorted(ids):
+            yield {"recorded_at": now, "kind": kind, "object_id": object_id, "provider": None}
 
 
 @dataclass(frozen=True)
