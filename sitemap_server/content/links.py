@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import tzinfo
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..models import Author, Post, PostType, Taxonomy, Term
+from ..models.site import zone_of
 from . import permalinks
 
 
 class Links:
     """Builds absolute URLs for one site, caching the types it looks up."""
 
-    def __init__(self, session: Session, site_url: str) -> None:
+    def __init__(self, session: Session, site_url: str, zone: tzinfo | None = None) -> None:
         self.session = session
         self.site_url = site_url
+        self._zone = zone
         self._types: dict[str, PostType] = {}
         self._taxonomies: dict[str, Taxonomy] = {}
 
@@ -37,6 +41,13 @@ class Links:
             parent_id = row.parent_id
         return slugs[::-1]
 
+    @property
+    def zone(self) -> tzinfo:
+        """The site's time zone: the dates in permalinks are local to it."""
+        if self._zone is None:
+            self._zone = zone_of(self.session)
+        return self._zone
+
     def post(self, post: Post) -> str:
         return permalinks.absolute(self.site_url, self.post_path(post))
 
@@ -51,6 +62,7 @@ class Links:
             date=post.published_at or post.modified_at,
             ancestors=self._ancestor_slugs(post.parent_id) if post_type.hierarchical else (),
             explicit_path=post.path,
+            zone=self.zone,
         )
 
     def hierarchical(self, post_type: str) -> bool:

@@ -32,6 +32,7 @@ from sqlalchemy.exc import IntegrityError
 from ..batches import chunks
 from ..errors import Conflict
 from ..models import Author, ObjectUrl, Post, PostType, Taxonomy, Term, site_of
+from ..models.site import zone_of
 from . import permalinks
 from .sanitize import normal_path
 from .urls import server_path_problem
@@ -151,6 +152,7 @@ def post_urls(
         where = None if post_type is None else _posts.c.type == post_type
         rows = _rows(session, columns, ids, where)
     types = {t.name: t for t in session.execute(select(PostType.__table__))}
+    zone = zone_of(session)
     known = _ancestry(session, _posts, [r for r in rows if types[r.type].hierarchical])
     urls: list[Url] = []
     for row in rows:
@@ -169,6 +171,7 @@ def post_urls(
                 date=row.published_at or row.modified_at,
                 ancestors=ancestors,
                 explicit_path=row.path,
+                zone=zone,
             )
         )
         urls.extend(_with_parts("post", row.id, path, row.parts))

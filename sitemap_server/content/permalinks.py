@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 from urllib.parse import quote
 
 from .sanitize import normal_path
 from .urls import is_site_path
 
-PATTERN_FIELDS = ("slug", "path", "id", "year", "month", "day", "type")
+PATTERN_FIELDS = ("slug", "path", "id", "year", "month", "day", "hour", "minute", "second", "type")
+# The fields of the post's date, as WordPress writes them: its local time in the site's
+# time zone (``post_date``, not ``post_date_gmt``).
+DATE_FIELDS = frozenset({"year", "month", "day", "hour", "minute", "second"})
 _FIELD = re.compile(r"\{([^{}]*)\}")
 
 
@@ -44,25 +48,41 @@ def post_path(
     date: datetime | None,
     ancestors: Sequence[str] = (),
     explicit_path: str | None = None,
+    zone: tzinfo = UTC,
 ) -> str:
     """The site-relative path of a post.
 
     ``ancestors`` are the slugs of the post's parents, outermost first (pages). ``date`` is
-    the publication time (UTC; drafts without one use the ``{year}`` of their last change).
-    An explicit path stored on the post wins over the pattern.
+    the publication time (drafts without one use their last change), whose fields are
+    its local time in ``zone``, the site's time zone, as WordPress's are. An explicit
+    path stored on the post wins over the pattern.
     """
     if explicit_path:
         return normal_path(explicit_path)
+    local = date
+    if date is not None:
+        # A date the zone would push past the calendar (only stored by hand: the API
+        # takes 1000 to 9999) keeps its UTC fields; its entry is left out when rendered.
+        with contextlib.suppress(OverflowError):
+            local = date.astimezone(zone)
     values = {
         "slug": segment(slug),
         "path": "/".join(map(segment, [*ancestors, slug])),
         "id": str(post_id),
         "type": post_type,
-        "year": f"{date.year:04d}" if date else "",
-        "month": f"{date.month:02d}" if date else "",
-        "day": f"{date.day:02d}" if date else "",
+        "year": f"{local.year:04d}" if local else "",
+        "month": f"{local.month:02d}" if local else "",
+        "day": f"{local.day:02d}" if local else "",
+        "hour": f"{local.hour:02d}" if local else "",
+        "minute": f"{local.minute:02d}" if local else "",
+        "second": f"{local.second:02d}" if local else "",
     }
     return _FIELD.sub(lambda m: values[m.group(1)], pattern)
+
+
+def dated(pattern: str | None) -> bool:
+    """Whether ``pattern`` holds a field of the date (its URLs move with the time zone)."""
+    return bool(pattern) and not DATE_FIELDS.isdisjoint(_FIELD.findall(pattern or ""))
 
 
 def absolute(site_url: str, path: str) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
 from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -65,6 +69,20 @@ class ExcludedPost(Base):
 
 
 # Reading them: every part of the application that needs the settings or the site URL.
+
+
+def site_zone(name: str | None) -> tzinfo:
+    """The site's time zone (``SiteSettings.timezone``); UTC for a name this machine does
+    not know."""
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
+
+
+def zone_of(session: Any) -> tzinfo:
+    """The time zone of the site in ``session`` (a Session or a Connection)."""
+    return site_zone(session.scalar(select(SiteSettings.timezone).where(SiteSettings.id == 1)))
 
 
 def get_settings(session: Session) -> SiteSettings:

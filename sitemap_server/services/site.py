@@ -8,8 +8,9 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from ..batches import chunks
+from ..content import object_urls, permalinks
 from ..errors import Invalid
-from ..models import Post, SiteSettings, post_terms
+from ..models import Post, PostType, SiteSettings, post_terms
 from ..models.site import MAX_EXCLUDED_POSTS, ExcludedPost, excluded_post_ids, get_settings
 from .common import apply, flush, get_or_404, record
 
@@ -73,14 +74,31 @@ def update_settings(session: Session, data: dict[str, Any]) -> SiteSettings:
     flush(session, "settings")
     if excluded is not None:
         _exclude_posts(session, excluded)
+    moved = "timezone" in altered and _move_dated_permalinks(session)
     # Search engines hear of the whole site again when it stops being private or moves
-    # (entries hold paths, so a new site URL changes none of them).
-    whole_site = not settings.private and bool({"private", "site_url"} & altered)
+    # (entries hold paths, so a new site URL changes none of them), or when its dated
+    # permalinks move.
+    whole_site = not settings.private and (bool({"private", "site_url"} & altered) or moved)
     if altered & ENTRY_FIELDS:
         record(session, everything=True, whole_site=whole_site)
     elif altered:
         record(session, site=True, whole_site=whole_site)  # privacy, title: no entry moves
     return settings
+
+
+def _move_dated_permalinks(session: Session) -> bool:
+    """After the time zone changed: the posts of the types whose permalinks hold a date
+    (local to the site's time zone, as WordPress's are) take their new URLs, a 409 on
+    ``timezone`` if one is another object's. Whether any type has such permalinks."""
+    dated = [
+        name
+        for name, pattern in session.execute(select(PostType.name, PostType.permalink_pattern))
+        if permalinks.dated(pattern)
+    ]
+    # All at once: one type's new URL may be another's old one, which moves too.
+    urls = [u for name in dated for u in object_urls.post_urls(session, post_type=name)]
+    object_urls.hold(session, urls, "timezone")
+    return bool(dated)
 
 
 def _excluded_ids(value: Any) -> set[int]:

@@ -37,6 +37,7 @@ from ..models import (
     post_terms,
     site_of,
 )
+from ..models.site import site_zone
 from .chain import filter_entry
 from .entries import StoredEntry
 from .failures import OUTAGE
@@ -45,7 +46,7 @@ from .newest import newest_listed
 from .providers import Provider
 from .rendering import EntryRenderer
 from .store import STORED
-from .xml import site_zone, w3c
+from .xml import w3c
 
 KINDS = ("post", "term", "author")
 # Ids are 32-bit integers; a larger number names nothing (and PostgreSQL refuses it).

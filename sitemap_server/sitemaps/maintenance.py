@@ -39,7 +39,7 @@ from ..models import (
     update_planner_statistics,
 )
 from ..models.meta import utcnow
-from ..models.site import configured_site_url, effective_site_url, get_settings
+from ..models.site import configured_site_url, effective_site_url, get_settings, site_zone
 from . import changes as change_log
 from . import newest
 from .changes import ContentChanges
@@ -48,7 +48,6 @@ from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, in_refresh_orde
 from .rendering import render_key, settings_key
 from .store import CHANGED, bump_changed, update_provider
 from .versions import StoredState, bump, set_due, stored_state
-from .xml import site_zone
 
 if TYPE_CHECKING:
     from ..site import Site
@@ -151,7 +150,7 @@ def build_context(session: Session, site: Site, providers: list[Provider]) -> Bu
         settings=settings,
         site_url=site_url,
         now=utcnow(),
-        links=Links(session, site_url),
+        links=Links(session, site_url, site_zone(settings.timezone)),
         page_bytes=site.max_page_bytes - PAGE_FRAME_BYTES,
         post_providers=[p.name for p in providers if p.kind == "post"],
         zone=site_zone(settings.timezone),

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 
 from ..models import SITE, SitemapVersion, sqlite_file
 from ..models.meta import utcnow
-from ..models.site import effective_site_url, get_settings
+from ..models.site import effective_site_url, get_settings, site_zone
 from ..outages import cause_of
 from . import maintenance
 from .changes import OLDEST_WAITING
@@ -33,7 +33,6 @@ from .presence import worker_alive
 from .providers import Provider
 from .rendering import render_key, settings_key
 from .watch import PostgresWatch, SQLiteWatch
-from .xml import site_zone
 
 if TYPE_CHECKING:
     from ..site import Site

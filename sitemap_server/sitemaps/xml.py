@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..content.images import MAX_IMAGES_PER_URL, ImageSources
 from ..content.sanitize import (
@@ -55,14 +54,6 @@ def w3c(value: datetime | None, zone: tzinfo = UTC) -> str | None:
 
 
 _MINUTE = timedelta(minutes=1)
-
-
-def site_zone(name: str | None) -> tzinfo:
-    """The site's time zone; UTC for a name this machine does not know."""
-    try:
-        return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
 
 
 def local_w3c(value: str | None, zone: tzinfo) -> str | None:

@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import IO, Any, NamedTuple, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -49,7 +49,8 @@ from ..content.urls import is_site_path
 from ..errors import ServiceError
 from ..models import Author, ImportedObject, Post, PostType, Taxonomy, Term, mark_written
 from ..models.meta import utcnow
-from ..services import authors, posts, terms, types
+from ..models.site import get_settings, site_zone
+from ..services import authors, posts, site, terms, types
 from ..services.importer import LineValidator, ObjectImport
 from ..sitemaps.changes import held_back
 from . import permalinks, wxr
@@ -100,6 +101,8 @@ THUMBNAIL = "_thumbnail_id"
 SLUG_TAKEN = "slug taken by an earlier item: its link's or title's instead"
 # Items left out (``--continue-on-error``) that the summary names one by one.
 MAX_FAILED_SHOWN = 20
+# The offsets of the site's clock kept (``Survey.clocks``): one per month of a century.
+MAX_CLOCKS = 1200
 # Rows of ``imported_objects`` written in one statement.
 BATCH = 1000
 NAME = re.compile(r"^[a-z0-9_-]{1,20}$")
@@ -127,9 +130,24 @@ class Report:
     not_kept: Counter[str] = field(default_factory=Counter)
     # Items left out, by their line and why (``--continue-on-error``).
     failed: list[tuple[int, str]] = field(default_factory=list)
+    # The time zone the export's dates are local to (None: none found), the site's before
+    # the import, and the site's after it (the export's, when the site had no posts).
+    export_zone: str | None = None
+    site_zone: str = "UTC"
+    zone_set: bool = False
+    # Exported dates of served items, and how many of them the export's zone gives.
+    dates: int = 0
+    dates_given: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "timezone": {
+                "export": self.export_zone,
+                "site": self.site_zone,
+                "set": self.zone_set,
+                "dates": self.dates,
+                "dates_given": self.dates_given,
+            },
             "items": dict(sorted(self.items.items())),
             "imported": dict(sorted(self.imported.items())),
             "updated": dict(sorted(self.updated.items())),
@@ -171,6 +189,7 @@ class Report:
             lines += [f"  {detail}" for _line, detail in self.failed[:MAX_FAILED_SHOWN]]
             if len(self.failed) > MAX_FAILED_SHOWN:
                 lines.append(f"  and {len(self.failed) - MAX_FAILED_SHOWN} more")
+        lines.append(self._zone_line())
         for name, s in sorted(self.structures.items()):
             found = s.pattern or "no structure"
             line = (
@@ -185,6 +204,19 @@ class Report:
                 )
             lines.append(line)
         return lines
+
+    def _zone_line(self) -> str:
+        if self.export_zone is None:
+            return f"time zone: the site's, {self.site_zone}; the export's dates name none"
+        found = f"{self.export_zone} ({self.dates_given} of {self.dates} exported dates)"
+        if self.zone_set:
+            return f"time zone: {found}, the export's, is now the site's (was {self.site_zone})"
+        if self.export_zone == self.site_zone:
+            return f"time zone: {found}, the export's and the site's"
+        return (
+            f"time zone: the site's, {self.site_zone}, not the export's, {found}: kept, the "
+            "site has posts (dated links it does not make keep their exported path)"
+        )
 
 
 def _listed(counts: Counter[str]) -> str:
@@ -289,6 +321,8 @@ class Survey:
     samples: dict[str, list[tuple[int, str, datetime | None, int, str]]] = field(
         default_factory=dict
     )
+    # The site's clock, from ``post_date`` beside ``post_date_gmt``: what its time zone was.
+    clocks: permalinks.Clocks = field(default_factory=dict)
 
 
 def _digest(data: dict[str, Any]) -> str:
@@ -372,10 +406,23 @@ def _survey_item(survey: Survey, item: wxr.WpItem) -> None:
     if item.post_parent:
         survey.hierarchical.add(kind)
     if item.status in SERVED:
+        _survey_clock(survey, item)
         path = permalinks.link_path(item.link, survey.site)
         samples = survey.samples.setdefault(kind, [])
         if path is not None and len(samples) < permalinks.SAMPLE:
             samples.append((post_id, slug, _published(item), item.post_parent, path))
+
+
+def _survey_clock(survey: Survey, item: wxr.WpItem) -> None:
+    instant, local = _gmt(item.post_date_gmt), _gmt(item.post_date)
+    if instant is None or local is None or not 1000 < instant.year < 9999:
+        return  # none, or one the import refuses (and no zone could shift)
+    key = ((local - instant) // timedelta(minutes=1), instant.year, instant.month)
+    seen = survey.clocks.get(key)
+    if seen is not None:
+        survey.clocks[key] = (seen[0], seen[1] + 1)
+    elif len(survey.clocks) < MAX_CLOCKS:
+        survey.clocks[key] = (instant, 1)
 
 
 def item_id(item: wxr.WpItem) -> int | None:
@@ -456,6 +503,7 @@ class _Import:
         self.term_ids: set[int] = set()
         self.taxonomies: set[str] = set()
         self.patterns: dict[str, str] = {}
+        self.zone: tzinfo = UTC  # the site's, once the import has set it (``_prepare_zone``)
         # WordPress post id -> this site's, of the items that are others' parents.
         self.ids: dict[int, int] = {}
         self.used_ids = IdSet()
@@ -482,6 +530,7 @@ class _Import:
         self.held_terms: dict[tuple[str, str], list[wxr.WpTerm]] = {}
 
     def run(self, stream: IO[bytes]) -> None:
+        self._prepare_zone()
         self._prepare_types()
         window: list[wxr.WpItem] = []
         for record in wxr.read(stream):
@@ -525,7 +574,23 @@ class _Import:
             if self.progress is not None:
                 self.progress(1)
 
-    # Post types and taxonomies --------------------------------------------------------
+    # The time zone, post types and taxonomies ----------------------------------------
+
+    def _prepare_zone(self) -> None:
+        """The time zone of the export's dates, which its dated links hold (WordPress
+        writes a post's local date in them): the site's, if it gives every exported date;
+        else the one that gives the most becomes the site's, when the site has no posts
+        yet (``permalinks.infer_zone``)."""
+        current = get_settings(self.session).timezone or "UTC"
+        self.report.site_zone = current
+        found, given = permalinks.infer_zone(self.survey.clocks, current)
+        self.report.export_zone = found if given else None
+        self.report.dates = sum(count for _instant, count in self.survey.clocks.values())
+        self.report.dates_given = given
+        if given and found != current and self.session.scalar(select(Post.id).limit(1)) is None:
+            site.update_settings(self.session, {"timezone": found})
+            self.report.zone_set = True
+        self.zone = site_zone(get_settings(self.session).timezone)
 
     def _prepare_types(self) -> None:
         for name in sorted(self.survey.types):
@@ -536,9 +601,9 @@ class _Import:
             post_type = self.session.get(PostType, name)
             current = post_type.permalink_pattern if post_type is not None else None
             if name == "post" and self.post_pattern is not None:
-                structure = permalinks.measure(name, samples, self.post_pattern)
+                structure = permalinks.measure(name, samples, self.post_pattern, self.zone)
             else:
-                structure = permalinks.infer(name, samples, current)
+                structure = permalinks.infer(name, samples, current, self.zone)
             self.report.structures[name] = structure
             if post_type is None:
                 if not NAME.match(name):
@@ -763,6 +828,9 @@ class _Import:
             self.objects.posts.flush()
             if not ids:  # left out (``--continue-on-error``)
                 return
+            # A later item whose WordPress id this is gets another (it is past the
+            # largest id the site had when the import began: no query would see it).
+            self.used_ids.add(ids[0])
             inserted(ids[0])
             self.report.adjusted["WordPress id taken here: another id given"] += 1
             self._imported(post_id, ids[0])
@@ -1016,7 +1084,7 @@ class _Import:
             ancestors(self.survey.tree, item.post_parent),
             path,
         )
-        if slug and permalinks.path_of(self.patterns[kind], kind, sample) == path:
+        if slug and permalinks.path_of(self.patterns[kind], kind, sample, self.zone) == path:
             return None
         exported = urlsplit(item.link).path
         if not is_site_path(exported):  # ``//greek/…``: WordPress's, but no path here

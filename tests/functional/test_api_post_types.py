@@ -2,7 +2,8 @@
 
 import pytest
 
-from sitemap_server.testing import assert_problem
+from sitemap_server.sitemaps.check import check
+from sitemap_server.testing import apply_changes, assert_problem, url_locs
 
 
 def create_post(api, **fields):
@@ -222,6 +223,7 @@ def test_create_post_type_refuses_unusable_permalink_pattern(api, db_snapshot, p
         ("/b/{id}/", "http://sitemaps.test/b/{id}/"),
         ("/{type}/{year}/{month}/{day}/{slug}/", "http://sitemaps.test/book/2024/05/01/dune/"),
         ("/shelf/{path}.html", "http://sitemaps.test/shelf/dune.html"),
+        ("/{year}/{hour}/{minute}/{second}/{slug}/", "http://sitemaps.test/2024/10/00/00/dune/"),
     ],
 )
 def test_permalink_pattern_fields(api, pattern, permalink):
@@ -278,6 +280,41 @@ def test_patch_permalink_pattern_moves_existing_posts(api):
     assert api.get(f"/api/posts/{post['id']}").json["permalink"] == (
         "http://sitemaps.test/blog/hello/"
     )
+
+
+def test_dates_in_permalinks_are_local_to_the_site_and_move_with_its_time_zone(api, app_session):
+    """WordPress writes a post's local date in its permalink (``post_date``): published
+    at 03:30 UTC on New Year's Day, it is still 2023 in New York."""
+    api.patch_json(
+        "/api/post-types/post", {"permalink_pattern": "/{year}/{month}/{day}/{hour}/{slug}/"}
+    )
+    post = create_post(
+        api, type="post", slug="hello", status="publish", published_at="2024-01-01T03:30:00Z"
+    )
+    assert post["permalink"] == "http://sitemaps.test/2024/01/01/03/hello/"
+    api.patch_json("/api/settings", {"timezone": "America/New_York"}, status=200)
+    moved = api.get(f"/api/posts/{post['id']}").json["permalink"]
+    assert moved == "http://sitemaps.test/2023/12/31/22/hello/"
+    apply_changes(api)
+    assert moved in url_locs(api, "/post-sitemap.xml")
+    with app_session.begin():  # the URLs held are the ones made
+        assert check(app_session).count == 0
+
+
+def test_a_time_zone_that_lands_a_post_on_a_page_is_a_409(api, db_snapshot):
+    """In New York the post "hello" of 2024-01-01T03:30Z would be /2023/12/hello/, the
+    URL of a page at that path."""
+    create_post(
+        api, type="post", slug="hello", status="publish", published_at="2024-01-01T03:30:00Z"
+    )  # /2024/01/hello/ in UTC
+    year = create_post(api, type="page", slug="2023", status="publish")
+    month = create_post(api, type="page", slug="12", status="publish", parent=year["id"])
+    page = create_post(api, type="page", slug="hello", status="publish", parent=month["id"])
+    before = db_snapshot()
+    response = api.patch_json("/api/settings", {"timezone": "America/New_York"}, expect_errors=True)
+    problem = assert_problem(response, 409, "timezone")
+    assert f"is already the URL of post {page['id']}" in problem["detail"]
+    assert db_snapshot() == before
 
 
 @pytest.mark.parametrize("pattern", ["", "blog/{slug}/", "/blog/", "/{name}/", "/{slug}?x"])

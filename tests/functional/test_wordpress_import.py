@@ -13,8 +13,10 @@ import gzip
 import io
 import sys
 import unicodedata
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+from zoneinfo import ZoneInfo
 
 import pytest
 from lxml import etree
@@ -240,6 +242,7 @@ def item(
     status: str = "publish",
     parent: int = 0,
     date: str = "2024-03-01 10:00:00",
+    date_gmt: str | None = None,
     meta: dict[str, str] | None = None,
     terms: str = "",
     title: str = "A title",
@@ -254,7 +257,8 @@ def item(
     return f"""<item><title>{title}</title><link>https://blog.example{link}</link>
 <dc:creator>ada</dc:creator><content:encoded><![CDATA[<p>Text</p>]]></content:encoded>
 <wp:post_id>{post_id}</wp:post_id><wp:post_date>{date}</wp:post_date>
-<wp:post_date_gmt>{date}</wp:post_date_gmt><wp:post_name>{slug}</wp:post_name>
+<wp:post_date_gmt>{date if date_gmt is None else date_gmt}</wp:post_date_gmt>
+<wp:post_name>{slug}</wp:post_name>
 <wp:status>{status}</wp:status><wp:post_parent>{parent}</wp:post_parent>
 <wp:post_type>{post_type}</wp:post_type>{terms}{postmeta}{extra}</item>
 """
@@ -504,6 +508,71 @@ def test_a_newer_export_of_thousands_of_items_updates_remakes_and_prunes(
     assert "deleted, no longer in the export: 200 post" in out
     assert listed(testapp, "post") == {f"{SITE_URL}/post-{n}/" for n in kept}
     assert api.get("/api/posts/2222").json["title"] == "Changed"
+
+
+# Instants across a year, at hours where the local day is another than UTC's somewhere.
+INSTANTS = [
+    datetime(2023, month, day, hour, 30, tzinfo=UTC)
+    for month, day, hour in [
+        (1, 1, 3),
+        (3, 12, 9),
+        (4, 2, 16),
+        (6, 30, 23),
+        (10, 5, 1),
+        (12, 31, 20),
+    ]
+]
+
+
+def dated_export(zone: str) -> tuple[bytes, set[str]]:
+    """Posts with WordPress's links of ``/%year%/%monthnum%/%day%/%hour%/%postname%/``:
+    local dates in ``zone``, as WordPress writes them."""
+    items, links = [], set()
+    for n, instant in enumerate(INSTANTS, start=1):
+        local = instant.astimezone(ZoneInfo(zone))
+        link = local.strftime(f"/%Y/%m/%d/%H/post-{n}/")
+        items.append(
+            item(
+                n,
+                link,
+                date=local.strftime("%Y-%m-%d %H:%M:%S"),
+                date_gmt=instant.strftime("%Y-%m-%d %H:%M:%S"),
+            )
+        )
+        links.add(f"{SITE_URL}{link}")
+    return wxr(*items), links
+
+
+@pytest.mark.parametrize("zone", ["America/Denver", "Australia/Adelaide", "Asia/Kathmandu"])
+def test_dated_links_are_made_in_the_time_zone_of_the_export(cli, tmp_path, api, testapp, zone):
+    """WordPress writes local dates in links: the import finds the zone that gives every
+    exported date (summer time, half and quarter hours), makes it the site's (it has no
+    posts), and the structure then makes every link; no post keeps an exported path."""
+    content, links = dated_export(zone)
+    status, out, err = import_bytes(cli, tmp_path, content)
+    assert status == 0, err
+    assert "(6 of 6 exported dates), the export's, is now the site's (was UTC)" in out
+    assert "post permalinks: /{year}/{month}/{day}/{hour}/{slug}/ reproduces 6 of 6" in out
+    assert "exported path" not in out
+    found = ZoneInfo(api.get("/api/settings").json["timezone"])
+    assert [i.astimezone(found).utcoffset() for i in INSTANTS] == [
+        i.astimezone(ZoneInfo(zone)).utcoffset() for i in INSTANTS
+    ]
+    assert all(p["path"] is None for p in api.get("/api/posts").json["items"])
+    assert listed(testapp, "post") == links
+
+
+def test_a_site_with_posts_keeps_its_time_zone_and_the_posts_their_links(
+    cli, tmp_path, api, testapp
+):
+    api.post_json("/api/posts", {"type": "page", "title": "Ours", "status": "publish"}, status=201)
+    content, links = dated_export("America/Denver")
+    status, out, err = import_bytes(cli, tmp_path, content)
+    assert status == 0, err
+    assert "time zone: the site's, UTC, not the export's" in out
+    assert api.get("/api/settings").json["timezone"] == "UTC"
+    # Those whose local date is UTC's are made by the structure; the others keep theirs.
+    assert listed(testapp, "post") == links
 
 
 def test_a_structure_given_is_used_and_the_links_it_misses_are_counted(cli, testapp):

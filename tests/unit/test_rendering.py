@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sitemap_server.models.site import site_zone
 from sitemap_server.sitemaps.entries import Entry
 from sitemap_server.sitemaps.rendering import (
     SITE_MARK,
@@ -22,7 +23,6 @@ from sitemap_server.sitemaps.rendering import (
     url_element,
     written_without_template,
 )
-from sitemap_server.sitemaps.xml import site_zone
 from sitemap_server.testing.hostile import HOSTILE_URLS
 
 SITE = "https://example.org"
