@@ -16,7 +16,10 @@ Where the spec is silent, the reference says what the product decided, each in o
   its posts, unless the type is noindexed;
 - a part n ≥ 2 has its post's date and no images;
 - an author or a term counts the listed posts as their sitemaps date them (``lastmod``);
-- a year or month in a permalink is the UTC one of the publication time.
+- a year or month in a permalink is the one of the publication time in the site's time
+  zone (as WordPress's);
+- a permalink's category is the post's category of the lowest id with its parents
+  (``uncategorized`` when in none); a missing author leaves no empty segment.
 - the site's excluded posts (``excluded_post_ids``) are left out like a post flagged
   "exclude from sitemap", so they date no author, term or home page;
 - with ``author_sitemap`` off there is no author sitemap: not in the index, no document.
@@ -31,6 +34,7 @@ from datetime import datetime
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import quote, urldefrag, urljoin, urlsplit
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -103,17 +107,36 @@ def expected(session: Session, configured_site_url: str, now: datetime) -> Sitem
             slugs.insert(0, quote(posts[parent].slug, safe=""))
             parent = posts[parent].parent_id
         date = post.published_at or post.modified_at
+        local = date.astimezone(ZoneInfo(site.timezone or "UTC"))
+        categories = sorted(
+            term_id
+            for post_id, term_id in links
+            if post_id == post.id and terms[term_id].taxonomy == "category"
+        )
+        lineage: list[str] = []
+        term_id = categories[0] if categories else None
+        while term_id is not None:
+            lineage.insert(0, quote(terms[term_id].slug, safe=""))
+            term_id = terms[term_id].parent_id
+        author = authors[post.author_id].slug if post.author_id else ""
         path = post_type.permalink_pattern
         for name, value in {
             "slug": slugs[-1],
             "path": "/".join(slugs),
             "id": str(post.id),
             "type": post.type,
-            "year": f"{date.year:04d}",
-            "month": f"{date.month:02d}",
-            "day": f"{date.day:02d}",
+            "year": f"{local.year:04d}",
+            "month": f"{local.month:02d}",
+            "day": f"{local.day:02d}",
+            "hour": f"{local.hour:02d}",
+            "minute": f"{local.minute:02d}",
+            "second": f"{local.second:02d}",
+            "author": quote(author, safe=""),
+            "category": "/".join(lineage) or "uncategorized",
         }.items():
             path = path.replace("{" + name + "}", value)
+        while "//" in path:
+            path = path.replace("//", "/")
         return site_url + path
 
     def listed_post(post: Post) -> bool:  # S-201, S-208

@@ -12,12 +12,20 @@ from pyramid.view import view_config
 
 from ..errors import FieldProblem, Invalid, problem
 from ..services.importer import import_lines, read_lines
+from ..sitemaps.changes import writes_of
 from ..wordpress.importer import import_wordpress
 from ..wordpress.wxr import WxrError
 from .auth import ADMIN
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/jsonlines")
 WXR_TYPES = ("application/xml", "text/xml", "application/rss+xml", "application/gzip")
+
+
+# Query parameters, each true or false: ``dry_run`` says what the import would do and
+# keeps nothing; ``prune`` (a WordPress export) deletes what earlier imports of the same
+# site made and the export no longer has, as ``import-wordpress --prune``.
+FLAGS = ("dry_run", "prune")
+TRUE, FALSE = ("true",), ("false",)
 
 
 @view_config(route_name="api.import", request_method="POST", permission=ADMIN, renderer="json")
@@ -27,18 +35,29 @@ def import_content(request: Request) -> Any:
         return problem(
             415, f"send the lines as {NDJSON_TYPES[0]}, or a WordPress export as {WXR_TYPES[0]}"
         )
-    unknown = list(request.GET)
-    if unknown:
-        return problem(400, f"unknown query parameter {unknown[0]!r}")
+    flags: dict[str, bool] = {}
+    for name, value in request.GET.items():
+        if name not in FLAGS or name in flags:
+            return problem(400, f"unknown or repeated query parameter {name!r}")
+        if value.lower() not in TRUE + FALSE:
+            return problem(400, f"{name}: {value!r} is neither true nor false")
+        flags[name] = value.lower() in TRUE
+    if flags.get("prune") and not wordpress:
+        return problem(400, "prune: only a WordPress export can prune what it no longer has")
     if wordpress:
-        return _import_wordpress(request)
-    report = import_lines(
-        request.dbsession, read_lines(request.body_file), request.site.import_validator
-    )
-    return report.as_dict()
+        report: Any = _import_wordpress(request, prune=flags.get("prune", False))
+    else:
+        report = import_lines(
+            request.dbsession, read_lines(request.body_file), request.site.import_validator
+        )
+    if flags.get("dry_run"):
+        # Nothing is kept, and no change is named to wait for.
+        request.tm.doom()
+        writes_of(request.dbsession).last_change = None
+    return {**report.as_dict(), "dry_run": flags.get("dry_run", False)}
 
 
-def _import_wordpress(request: Request) -> Any:
+def _import_wordpress(request: Request, prune: bool) -> Any:
     body = request.body_file_seekable  # read twice: waitress keeps a large one in a file
 
     @contextmanager
@@ -47,10 +66,12 @@ def _import_wordpress(request: Request) -> Any:
         yield body
 
     try:
-        report = import_wordpress(request.dbsession, rewound, request.site.import_validator)
+        report = import_wordpress(
+            request.dbsession, rewound, request.site.import_validator, prune=prune
+        )
     except WxrError as error:
         errors = [FieldProblem(None, str(error), error.line)] if error.line else []
         raise Invalid(f"not a WordPress export this server can read: {error}", errors) from None
     finally:
         body.close()  # a temporary file WebOb made: nothing reads the body again
-    return report.as_dict()
+    return report

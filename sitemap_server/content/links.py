@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from datetime import tzinfo
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from ..models import Author, Post, PostType, Taxonomy, Term
+from ..models import Author, Post, PostType, Taxonomy, Term, post_terms
 from ..models.site import zone_of
 from . import permalinks
+
+# The first category of a post, as WordPress's ``{category}`` takes it: the lowest id.
+FIRST_CATEGORY = (
+    select(func.min(post_terms.c.term_id))
+    .join(Term, Term.id == post_terms.c.term_id)
+    .where(post_terms.c.post_id == bindparam("post_id"), Term.taxonomy == "category")
+)
 
 
 class Links:
@@ -21,6 +28,7 @@ class Links:
         self._zone = zone
         self._types: dict[str, PostType] = {}
         self._taxonomies: dict[str, Taxonomy] = {}
+        self._author_slugs: dict[int, str] = {}
 
     def _post_type(self, name: str) -> PostType:
         if name not in self._types:
@@ -54,8 +62,10 @@ class Links:
     def post_path(self, post: Post) -> str:
         """The permalink of ``post`` as a path on the site."""
         post_type = self._post_type(post.type)
+        pattern = post_type.permalink_pattern
+        fields = permalinks.fields_of(pattern) if not post.path else set()
         return permalinks.post_path(
-            post_type.permalink_pattern,
+            pattern,
             post_id=post.id,
             slug=post.slug,
             post_type=post.type,
@@ -63,7 +73,23 @@ class Links:
             ancestors=self._ancestor_slugs(post.parent_id) if post_type.hierarchical else (),
             explicit_path=post.path,
             zone=self.zone,
+            author=self._author_slug(post.author_id) if "author" in fields else "",
+            category=self._category(post.id) if "category" in fields else (),
         )
+
+    def _author_slug(self, author_id: int | None) -> str:
+        if author_id is None:
+            return ""
+        if author_id not in self._author_slugs:
+            slug = self.session.scalar(select(Author.slug).where(Author.id == author_id))
+            self._author_slugs[author_id] = slug or ""
+        return self._author_slugs[author_id]
+
+    def _category(self, post_id: int) -> list[str]:
+        """The slugs of the post's first category (the lowest id) and its parents."""
+        first = self.session.scalar(FIRST_CATEGORY, {"post_id": post_id})
+        term = self.session.get(Term, first) if first is not None else None
+        return self._lineage(term) if term is not None else []
 
     def hierarchical(self, post_type: str) -> bool:
         return self._post_type(post_type).hierarchical
@@ -76,12 +102,20 @@ class Links:
 
     def term_path(self, term: Term) -> str:
         """The archive of ``term`` as a path on the site."""
-        if term.taxonomy not in self._taxonomies:
-            self._taxonomies[term.taxonomy] = self.session.get_one(Taxonomy, term.taxonomy)
-        taxonomy = self._taxonomies[term.taxonomy]
+        taxonomy = self._taxonomy(term.taxonomy)
+        return permalinks.term_path(taxonomy.archive_base, self._lineage(term))
+
+    def _taxonomy(self, name: str) -> Taxonomy:
+        if name not in self._taxonomies:
+            self._taxonomies[name] = self.session.get_one(Taxonomy, name)
+        return self._taxonomies[name]
+
+    def _lineage(self, term: Term) -> list[str]:
+        """The slugs of ``term``'s ancestors and its own, outermost first (its own alone
+        in a taxonomy that is not hierarchical)."""
         slugs = [term.slug]
         seen = {term.id}
-        parent_id = term.parent_id if taxonomy.hierarchical else None
+        parent_id = term.parent_id if self._taxonomy(term.taxonomy).hierarchical else None
         while parent_id is not None and parent_id not in seen:
             seen.add(parent_id)
             parent = self.session.get(Term, parent_id)
@@ -89,4 +123,4 @@ class Links:
                 break
             slugs.append(parent.slug)
             parent_id = parent.parent_id
-        return permalinks.term_path(taxonomy.archive_base, slugs[::-1])
+        return slugs[::-1]

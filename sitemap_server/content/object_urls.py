@@ -26,12 +26,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, delete, insert, literal, or_, select, union_all
+from sqlalchemy import Table, and_, delete, func, insert, literal, or_, select, union_all
 from sqlalchemy.exc import IntegrityError
 
 from ..batches import chunks
 from ..errors import Conflict
-from ..models import Author, ObjectUrl, Post, PostType, Taxonomy, Term, site_of
+from ..models import Author, ObjectUrl, Post, PostType, Taxonomy, Term, post_terms, site_of
 from ..models.site import zone_of
 from . import permalinks
 from .sanitize import normal_path
@@ -42,6 +42,9 @@ _posts = cast(Table, Post.__table__)
 _terms = cast(Table, Term.__table__)
 _authors = cast(Table, Author.__table__)
 _types = cast(Table, PostType.__table__)
+_post_terms = post_terms
+# The taxonomy of WordPress's ``{category}``.
+CATEGORY = "category"
 KINDS = ("post", "term", "author")
 ARCHIVE = "archive"  # what ``_held`` calls a post type's archive among the URLs
 # Past this many objects and URLs, one read of the whole table is cheaper than lookups.
@@ -143,6 +146,7 @@ def post_urls(
         _posts.c.type,
         _posts.c.slug,
         _posts.c.parent_id,
+        _posts.c.author_id,
         _posts.c.published_at,
         _posts.c.modified_at,
         _posts.c.path,
@@ -152,8 +156,16 @@ def post_urls(
         where = None if post_type is None else _posts.c.type == post_type
         rows = _rows(session, columns, ids, where)
     types = {t.name: t for t in session.execute(select(PostType.__table__))}
+    fields = {name: permalinks.fields_of(t.permalink_pattern) for name, t in types.items()}
     zone = zone_of(session)
     known = _ancestry(session, _posts, [r for r in rows if types[r.type].hierarchical])
+    patterned = [r for r in rows if not r.path]
+    authors = _author_slugs(
+        session, {r.author_id for r in patterned if "author" in fields[r.type] and r.author_id}
+    )
+    categories = _first_categories(
+        session, [r.id for r in patterned if "category" in fields[r.type]]
+    )
     urls: list[Url] = []
     for row in rows:
         post_type_row = types[row.type]
@@ -172,10 +184,59 @@ def post_urls(
                 ancestors=ancestors,
                 explicit_path=row.path,
                 zone=zone,
+                author=authors.get(row.author_id, ""),
+                category=categories.get(row.id, ()),
             )
         )
         urls.extend(_with_parts("post", row.id, path, row.parts))
     return urls
+
+
+def _author_slugs(session: Any, ids: set[int]) -> dict[int, str]:
+    found: dict[int, str] = {}
+    for batch in chunks(sorted(ids)):
+        query = select(_authors.c.id, _authors.c.slug).where(_authors.c.id.in_(batch))
+        found.update({row.id: row.slug for row in session.execute(query)})
+    return found
+
+
+def _first_categories(session: Any, post_ids: list[int]) -> dict[int, list[str]]:
+    """post id -> the slugs of its first category (the lowest id: WordPress's
+    ``{category}``) and that one's ancestors, outermost first; posts in none are absent."""
+    first: dict[int, int] = {}
+    for batch in chunks(sorted(post_ids)):
+        query = (
+            select(_post_terms.c.post_id, func.min(_post_terms.c.term_id))
+            .join(_terms, _terms.c.id == _post_terms.c.term_id)
+            .where(_post_terms.c.post_id.in_(batch), _terms.c.taxonomy == CATEGORY)
+            .group_by(_post_terms.c.post_id)
+        )
+        first.update({post_id: term_id for post_id, term_id in session.execute(query)})
+    if not first:
+        return {}
+    terms = _rows(session, [_terms.c.id, _terms.c.slug, _terms.c.parent_id], first.values(), None)
+    known = _ancestry(session, _terms, terms)
+    return {post_id: _slugs_down_to(term_id, known) for post_id, term_id in first.items()}
+
+
+def posts_using(session: Any, field: str, post_ids: Iterable[int]) -> set[int]:
+    """Those of ``post_ids`` whose URL holds ``field`` (``author``, ``category``): of a
+    type whose pattern has it, without a path of their own. Their URLs move with their
+    author's slug, or their category's."""
+    types = [
+        name
+        for name, pattern in session.execute(select(_types.c.name, _types.c.permalink_pattern))
+        if field in permalinks.fields_of(pattern)
+    ]
+    found: set[int] = set()
+    if not types:
+        return found
+    for batch in chunks(sorted(set(post_ids))):
+        query = select(_posts.c.id).where(
+            _posts.c.id.in_(batch), _posts.c.type.in_(types), _posts.c.path.is_(None)
+        )
+        found.update(session.scalars(query))
+    return found
 
 
 def urls_of_post(path: str, post: Post) -> list[Url]:

@@ -12,10 +12,27 @@ from urllib.parse import quote
 from .sanitize import normal_path
 from .urls import is_site_path
 
-PATTERN_FIELDS = ("slug", "path", "id", "year", "month", "day", "hour", "minute", "second", "type")
+PATTERN_FIELDS = (
+    "slug",
+    "path",
+    "id",
+    "year",
+    "month",
+    "day",
+    "hour",
+    "minute",
+    "second",
+    "type",
+    "author",
+    "category",
+)
 # The fields of the post's date, as WordPress writes them: its local time in the site's
 # time zone (``post_date``, not ``post_date_gmt``).
 DATE_FIELDS = frozenset({"year", "month", "day", "hour", "minute", "second"})
+# The {category} of a post in no category: the slug of WordPress's default category (a
+# WordPress post is always in one; a post of another type may be in none).
+NO_CATEGORY = "uncategorized"
+_EMPTY_SEGMENTS = re.compile(r"//+")
 _FIELD = re.compile(r"\{([^{}]*)\}")
 
 
@@ -49,13 +66,18 @@ def post_path(
     ancestors: Sequence[str] = (),
     explicit_path: str | None = None,
     zone: tzinfo = UTC,
+    author: str = "",
+    category: Sequence[str] = (),
 ) -> str:
     """The site-relative path of a post.
 
     ``ancestors`` are the slugs of the post's parents, outermost first (pages). ``date`` is
     the publication time (drafts without one use their last change), whose fields are
-    its local time in ``zone``, the site's time zone, as WordPress's are. An explicit
-    path stored on the post wins over the pattern.
+    its local time in ``zone``, the site's time zone, as WordPress's are. ``author`` is
+    its author's slug; ``category`` the slugs of its first category (the lowest id, as
+    WordPress takes it) and of that one's parents, outermost first. An explicit path
+    stored on the post wins over the pattern. A field with no value (a post without an
+    author) leaves no empty segment.
     """
     if explicit_path:
         return normal_path(explicit_path)
@@ -76,13 +98,21 @@ def post_path(
         "hour": f"{local.hour:02d}" if local else "",
         "minute": f"{local.minute:02d}" if local else "",
         "second": f"{local.second:02d}" if local else "",
+        "author": segment(author) if author else "",
+        "category": "/".join(map(segment, category)) if category else NO_CATEGORY,
     }
-    return _FIELD.sub(lambda m: values[m.group(1)], pattern)
+    path = _FIELD.sub(lambda m: values[m.group(1)], pattern)
+    return _EMPTY_SEGMENTS.sub("/", path) if "//" in path else path
+
+
+def fields_of(pattern: str | None) -> set[str]:
+    """The fields ``pattern`` holds (``{author}`` …)."""
+    return set(_FIELD.findall(pattern or ""))
 
 
 def dated(pattern: str | None) -> bool:
     """Whether ``pattern`` holds a field of the date (its URLs move with the time zone)."""
-    return bool(pattern) and not DATE_FIELDS.isdisjoint(_FIELD.findall(pattern or ""))
+    return not DATE_FIELDS.isdisjoint(fields_of(pattern))
 
 
 def absolute(site_url: str, path: str) -> str:

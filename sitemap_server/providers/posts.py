@@ -250,6 +250,7 @@ class PostRow(NamedTuple):
     type: str
     slug: str
     parent_id: int | None
+    author_id: int | None
     path: str | None
     published_at: datetime | None
     modified_at: datetime

@@ -119,9 +119,15 @@ def update_author(session: Session, author: Author, data: dict[str, Any]) -> Aut
         ensure_free(session, Author.slug, data["slug"], "slug")
     apply(author, data, FIELDS)
     flush(session, "author")
+    posts: set[int] = set()
     if "slug" in data:
-        object_urls.hold(session, [_url(author)], "slug", written={("author", author.id)})
-    record(session, authors={author.id})
+        # The URLs of its posts that hold it (``{author}``) move too.
+        posts = object_urls.posts_using(
+            session, "author", session.scalars(select(Post.id).where(Post.author_id == author.id))
+        )
+        urls = [_url(author), *object_urls.post_urls(session, ids=posts)]
+        object_urls.hold(session, urls, "slug", written={("author", author.id)})
+    record(session, authors={author.id}, posts=posts)
     return author
 
 

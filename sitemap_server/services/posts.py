@@ -60,7 +60,7 @@ FIELDS = (
 # Statuses whose posts have a publication date even when the client leaves it out.
 DATED_STATUSES = {PostStatus.PUBLISH, PostStatus.FUTURE, PostStatus.PRIVATE}
 # What a post's URLs are made of: a 409 for a taken URL names the first one a PATCH has.
-URL_FIELDS = ("path", "slug", "parent", "published_at", "parts", "modified_at")
+URL_FIELDS = ("path", "slug", "parent", "published_at", "parts", "modified_at", "author", "terms")
 
 
 class Lookups:

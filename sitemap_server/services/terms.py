@@ -292,7 +292,10 @@ def update_term(session: Session, term: Term, data: dict[str, Any]) -> Term:
         moved = term_subtree(session, term.taxonomy, term.id) if hierarchical else [term.id]
         field = "slug" if "slug" in data else "parent"
         urls = object_urls.term_urls(session, ids=moved)
+        posts = _posts_in_category_urls(session, term.taxonomy, moved)
+        urls += object_urls.post_urls(session, ids=posts)
         object_urls.hold(session, urls, field, written={("term", term.id)})
+        note(session, posts=posts)
     record(session, terms={term.id, term.parent_id} if term.parent_id else {term.id})
     return term
 
@@ -311,12 +314,28 @@ def delete_term(session: Session, term: Term) -> None:
         | group_members(session, Term.taxonomy, {term.id}),
         posts=linked,
     )
-    # Its descendants' URLs lose its slug.
-    moved = set(term_subtree(session, term.taxonomy, term.id)) - {term.id} if children else set()
+    # Its descendants' URLs lose its slug, and so do those of posts that hold it.
+    subtree = set(term_subtree(session, term.taxonomy, term.id))
+    moved = subtree - {term.id} if children else set()
+    posts = _posts_in_category_urls(session, term.taxonomy, subtree)
     session.execute(update(Term).where(Term.parent_id == term.id).values(parent_id=term.parent_id))
     session.delete(term)
     flush(session, "term")
     object_urls.release(session, "term", {term.id})
-    if moved:
-        object_urls.hold(session, object_urls.term_urls(session, ids=moved))
-    record(session)
+    urls = object_urls.term_urls(session, ids=moved) if moved else []
+    urls += object_urls.post_urls(session, ids=posts) if posts else []
+    if urls:
+        object_urls.hold(session, urls)
+    record(session, posts=posts)
+
+
+def _posts_in_category_urls(session: Session, taxonomy: str, term_ids: Iterable[int]) -> set[int]:
+    """The posts of ``term_ids`` (categories) whose URLs hold their category
+    (``{category}``): they move with its slug or its parent."""
+    if taxonomy != object_urls.CATEGORY:
+        return set()
+    linked: set[int] = set()
+    for batch in chunks(sorted(set(term_ids))):
+        query = select(post_terms.c.post_id).where(post_terms.c.term_id.in_(batch))
+        linked.update(session.scalars(query))
+    return object_urls.posts_using(session, "category", linked)

@@ -111,10 +111,12 @@ def record(session: Session, **what: Any) -> None:
     (ids), ``providers`` (names of sitemaps to rebuild whole), ``site`` (site-wide answers
     changed), ``whole_site``, ``everything``; with what was ``note``d before. It goes to
     the change log, which the maintainer applies after commit, and to the plugins'
-    ``sitemap_content_changed``, now. In a bulk write (``held_back``), once, at its end."""
+    ``sitemap_content_changed``, now. In a bulk write (``held_back``), at its end, or
+    whenever ``HELD_POSTS`` posts wait: held whole, the changes of a million-post import
+    were its largest object (60 MiB of ids)."""
     note(session, **what)
     writes = writes_of(session)
-    if writes.held_back:
+    if writes.held_back and len(writes.pending.posts) < HELD_POSTS:
         return
     changes, writes.pending = writes.pending, ContentChanges()
     if changes:
@@ -126,9 +128,10 @@ def record(session: Session, **what: Any) -> None:
 
 @contextmanager
 def held_back(session: Session) -> Iterator[None]:
-    """Hold back what the block records and record it all at once when it ends: one
-    refresh of many keys is far cheaper than many of one, and nobody can see the state in
-    between (an import, the demo are one transaction). Nothing is recorded if it fails."""
+    """Hold back what the block records and record it at once when it ends (or in parts
+    of ``HELD_POSTS`` posts): one refresh of many keys is far cheaper than many of one,
+    and nobody can see the state in between (an import, the demo are one transaction).
+    Nothing is recorded if it fails."""
     writes = writes_of(session)
     writes.held_back = True
     try:
@@ -163,6 +166,8 @@ class UrlChange:
 FLAGS = ("site", "whole_site", "everything")
 PROVIDER = "provider"
 LOG_BATCH = 10_000
+# The posts a bulk write (``held_back``) holds back before it records them.
+HELD_POSTS = 50_000
 # The change log's statements that every write or pass sends, built once (building one
 # costs more than running it).
 _log = cast(Table, SitemapChange.__table__)

@@ -99,6 +99,8 @@ YOAST_NOINDEX = "_yoast_wpseo_meta-robots-noindex"
 YOAST_CANONICAL = "_yoast_wpseo_canonical"
 THUMBNAIL = "_thumbnail_id"
 SLUG_TAKEN = "slug taken by an earlier item: its link's or title's instead"
+# The taxonomy of WordPress's ``%category%``.
+CATEGORY = "category"
 # Items left out (``--continue-on-error``) that the summary names one by one.
 MAX_FAILED_SHOWN = 20
 # The offsets of the site's clock kept (``Survey.clocks``): one per month of a century.
@@ -318,9 +320,13 @@ class Survey:
     tree: dict[int, tuple[int, str]] = field(default_factory=dict)  # id -> (parent, slug)
     ids: IdSet = field(default_factory=IdSet)  # importable items
     parents: set[int] = field(default_factory=set)  # the parents they name
-    samples: dict[str, list[tuple[int, str, datetime | None, int, str]]] = field(
+    # Per type, what the first published items' links are made of: (id, slug, date,
+    # parent, path, author's login, category slugs).
+    samples: dict[str, list[tuple[int, str, datetime | None, int, str, str, list[str]]]] = field(
         default_factory=dict
     )
+    # The categories of the channel's list: slug -> (WordPress id, parent's slug).
+    categories: dict[str, tuple[int | None, str]] = field(default_factory=dict)
     # The site's clock, from ``post_date`` beside ``post_date_gmt``: what its time zone was.
     clocks: permalinks.Clocks = field(default_factory=dict)
 
@@ -376,6 +382,9 @@ def _survey(stream: IO[bytes]) -> Survey:
             if record.taxonomy not in INTERNAL_TAXONOMIES:
                 hierarchical = survey.taxonomies.get(record.taxonomy, False)
                 survey.taxonomies[record.taxonomy] = hierarchical or bool(record.parent_slug)
+            if record.taxonomy == CATEGORY:
+                parent = normal_slug(unquote(record.parent_slug))
+                survey.categories[normal_slug(unquote(record.slug))] = (record.term_id, parent)
         elif isinstance(record, wxr.WpItem):
             _survey_item(survey, record)
     return survey
@@ -410,7 +419,8 @@ def _survey_item(survey: Survey, item: wxr.WpItem) -> None:
         path = permalinks.link_path(item.link, survey.site)
         samples = survey.samples.setdefault(kind, [])
         if path is not None and len(samples) < permalinks.SAMPLE:
-            samples.append((post_id, slug, _published(item), item.post_parent, path))
+            sample = (post_id, slug, _published(item), item.post_parent, path, item.creator)
+            samples.append((*sample, _item_categories(item)))
 
 
 def _survey_clock(survey: Survey, item: wxr.WpItem) -> None:
@@ -423,6 +433,21 @@ def _survey_clock(survey: Survey, item: wxr.WpItem) -> None:
         survey.clocks[key] = (seen[0], seen[1] + 1)
     elif len(survey.clocks) < MAX_CLOCKS:
         survey.clocks[key] = (instant, 1)
+
+
+def _item_categories(item: wxr.WpItem) -> list[str]:
+    """The slugs of the item's categories, as the import keeps them."""
+    return [normal_slug(unquote(t.slug)) for t in item.terms if t.taxonomy == CATEGORY and t.slug]
+
+
+def lineage(categories: dict[str, tuple[int | None, str]], slug: str) -> list[str]:
+    """The slugs of category ``slug``'s ancestors and its own, outermost first."""
+    found = [slug]
+    parent = categories.get(slug, (None, ""))[1]
+    while parent and parent not in found:
+        found.append(parent)
+        parent = categories.get(parent, (None, ""))[1]
+    return found[::-1]
 
 
 def item_id(item: wxr.WpItem) -> int | None:
@@ -595,8 +620,18 @@ class _Import:
     def _prepare_types(self) -> None:
         for name in sorted(self.survey.types):
             samples = [
-                Sample(post_id, slug, date, ancestors(self.survey.tree, parent), path)
-                for post_id, slug, date, parent, path in self.survey.samples.get(name, [])
+                Sample(
+                    post_id,
+                    slug,
+                    date,
+                    ancestors(self.survey.tree, parent),
+                    path,
+                    slugify(creator, "") if creator else "",
+                    self._first_category(slugs, self._wordpress_category_id),
+                )
+                for post_id, slug, date, parent, path, creator, slugs in self.survey.samples.get(
+                    name, []
+                )
             ]
             post_type = self.session.get(PostType, name)
             current = post_type.permalink_pattern if post_type is not None else None
@@ -850,6 +885,22 @@ class _Import:
         # Past the largest id the site had when the import began: free, without a query.
         return post_id > self.largest_post_id or self.session.get(Post, post_id) is None
 
+    def _first_category(self, slugs: list[str], id_of: Callable[[str], int | None]) -> list[str]:
+        """The lineage of the category of ``slugs`` with the lowest id (``id_of``): the
+        post's ``{category}``, as WordPress and this site take it."""
+        ranked = [(i, slug) for slug in slugs if (i := id_of(slug)) is not None]
+        if not ranked:
+            return []
+        return lineage(self.survey.categories, min(ranked)[1])
+
+    def _wordpress_category_id(self, slug: str) -> int | None:
+        """The id the category has in the export (the one it gets here, when free)."""
+        return self.survey.categories.get(slug, (None, ""))[0]
+
+    def _category_id(self, slug: str) -> int | None:
+        """The id the category has here, once imported."""
+        return self.terms.get((CATEGORY, slug))
+
     # Where objects came from --------------------------------------------------------------
 
     def _prune(self) -> None:
@@ -1083,6 +1134,8 @@ class _Import:
             published,
             ancestors(self.survey.tree, item.post_parent),
             path,
+            slugify(item.creator, "") if item.creator else "",
+            self._first_category(_item_categories(item), self._category_id),
         )
         if slug and permalinks.path_of(self.patterns[kind], kind, sample, self.zone) == path:
             return None

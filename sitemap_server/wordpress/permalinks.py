@@ -15,12 +15,13 @@ import contextlib
 import itertools
 import re
 import zoneinfo
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..content import permalinks
+from ..content.permalinks import NO_CATEGORY
 
 # WordPress's own choices (Settings → Permalinks), then those of pages and custom types.
 STRUCTURES = (
@@ -28,6 +29,7 @@ STRUCTURES = (
     "/{year}/{month}/{slug}/",
     "/archives/{id}",
     "/{slug}/",
+    "/{category}/{slug}/",
     "/{path}/",
     "/{type}/{slug}/",
     "/{type}/{path}/",
@@ -45,6 +47,8 @@ class Sample:
     date: datetime | None
     ancestors: list[str]
     path: str
+    author: str = ""  # its author's slug
+    category: list[str] = field(default_factory=list)  # its first category's lineage
 
 
 @dataclass
@@ -80,6 +84,8 @@ def path_of(pattern: str, post_type: str, sample: Sample, zone: tzinfo = UTC) ->
         date=sample.date,
         ancestors=sample.ancestors,
         zone=zone,
+        author=sample.author,
+        category=sample.category,
     )
     return unquote(made)
 
@@ -94,6 +100,8 @@ TAGS = {
     "%second%": "{second}",
     "%postname%": "{slug}",
     "%post_id%": "{id}",
+    "%author%": "{author}",
+    "%category%": "{category}",
 }
 _TAG = re.compile(r"%[a-z_]+%")
 
@@ -102,8 +110,8 @@ def from_wordpress(structure: str) -> str:
     """WordPress's permalink structure (``/%year%/%monthnum%/%postname%/``) as a pattern
     of this product.
 
-    :raises ValueError: a tag no pattern can express (``%category%``, ``%author%``),
-        or a structure that is no path.
+    :raises ValueError: a tag no pattern can express (a plugin's own), or a structure
+        that is no path.
     """
     unknown = sorted(set(_TAG.findall(structure)) - set(TAGS))
     if unknown:
@@ -166,6 +174,7 @@ def _read(post_type: str, sample: Sample, zone: tzinfo) -> list[str]:
         "slug": sample.slug,
         "id": str(sample.post_id),
         "type": post_type,
+        **({"author": sample.author} if sample.author else {}),
         **(
             {
                 "year": f"{local.year:04d}",
@@ -185,12 +194,22 @@ def _read(post_type: str, sample: Sample, zone: tzinfo) -> list[str]:
     lineage = [*sample.ancestors, sample.slug]
     if sample.ancestors and segments[-len(lineage) :] == lineage:
         heads.append((segments[: -len(lineage)], ["{path}"]))
+    # The first category's slugs, where the link holds them in a row (several for a
+    # child category): one field.
+    run = sample.category or [NO_CATEGORY]
+    for start in range(len(segments) - len(run) + 1):
+        if segments[start : start + len(run)] == run:
+            in_one = [*segments[:start], "{category}", *segments[start + len(run) :]]
+            heads.append((in_one, []))
+            break
     readings: list[str] = []
     for head, tail in heads:
         # A segment of digits is a field or nothing: as text of its own it would date
         # every post the same (``/2023/{slug}/``).
         options = [
-            [f"{{{name}}}" for name, value in values.items() if value == part]
+            [part]
+            if part == "{category}"
+            else [f"{{{name}}}" for name, value in values.items() if value == part]
             + ([] if part.isdigit() else [part])
             for part in head
         ]

@@ -193,7 +193,7 @@ def test_create_post_type_refuses_malformed_input(api, db_snapshot, body, field)
         "/books/{year}/",  # nothing that tells two posts apart
         "/books/",
         "/{title}/",  # not a field
-        "/{slug}/{author}/",
+        "/{slug}/{name}/",
         "/{}/{slug}/",
         "books/{slug}/",  # not a path
         "{slug}",
@@ -694,4 +694,82 @@ def test_taxonomy_archive_base_must_be_a_path(api, db_snapshot, base):
         "/api/taxonomies", {"name": "genre", "label": "G", "archive_base": base}, status=400
     )
     assert response.json["errors"][0]["field"] == "archive_base"
+    assert db_snapshot() == before
+
+
+# Permalinks with the post's author or category (WordPress's %author%, %category%) -------
+
+
+def use_pattern(api, pattern):
+    """The posts' permalink pattern."""
+    api.patch_json("/api/post-types/post", {"permalink_pattern": pattern}, status=200)
+
+
+def permalink_of(api, post):
+    return api.get(f"/api/posts/{post['id']}").json["permalink"]
+
+
+def test_category_permalinks_take_the_first_category_with_its_parents(api, app_session):
+    """WordPress's %category%: the category with the lowest id, with its parents' slugs;
+    a post in none is in the default category's ``uncategorized``."""
+    use_pattern(api, "/{category}/{slug}/")
+    news = create_term(api, taxonomy="category", name="News")
+    sport = create_term(api, taxonomy="category", name="Sport", parent=news["id"])
+    tag = create_term(api, taxonomy="post_tag", name="Aardvark")
+    both = create_post(
+        api, type="post", slug="both", status="publish", terms=[sport["id"], news["id"]]
+    )
+    child = create_post(
+        api, type="post", slug="child", status="publish", terms=[tag["id"], sport["id"]]
+    )
+    none = create_post(api, type="post", slug="none", status="publish")
+    assert both["permalink"] == "http://sitemaps.test/news/both/"
+    assert child["permalink"] == "http://sitemaps.test/news/sport/child/"
+    assert none["permalink"] == "http://sitemaps.test/uncategorized/none/"
+
+    # A category's new slug moves the posts that hold it, in the API and the sitemap.
+    api.patch_json(f"/api/terms/{news['id']}", {"slug": "headlines"}, status=200)
+    assert permalink_of(api, child) == "http://sitemaps.test/headlines/sport/child/"
+    # So does a post's new category, and a category deleted (its children move up).
+    api.patch_json(f"/api/posts/{none['id']}", {"terms": [sport["id"]]}, status=200)
+    assert permalink_of(api, none) == "http://sitemaps.test/headlines/sport/none/"
+    api.delete(f"/api/terms/{news['id']}", status=204)
+    assert permalink_of(api, both) == "http://sitemaps.test/sport/both/"
+    assert permalink_of(api, child) == "http://sitemaps.test/sport/child/"
+    apply_changes(api)
+    assert set(url_locs(api, "/post-sitemap.xml")) >= {
+        "http://sitemaps.test/sport/both/",
+        "http://sitemaps.test/sport/child/",
+        "http://sitemaps.test/sport/none/",
+    }
+    with app_session.begin():  # the URLs held are the ones made
+        assert check(app_session).count == 0
+
+
+def test_author_permalinks_move_with_the_authors_slug(api, app_session):
+    use_pattern(api, "/{author}/{slug}/")
+    ada = api.post_json("/api/authors", {"slug": "ada", "name": "Ada"}, status=201).json
+    post = create_post(api, type="post", slug="notes", status="publish", author=ada["id"])
+    orphan = create_post(api, type="post", slug="alone", status="publish")
+    assert post["permalink"] == "http://sitemaps.test/ada/notes/"
+    assert orphan["permalink"] == "http://sitemaps.test/alone/"  # no empty segment
+    api.patch_json(f"/api/authors/{ada['id']}", {"slug": "lovelace"}, status=200)
+    assert permalink_of(api, post) == "http://sitemaps.test/lovelace/notes/"
+    apply_changes(api)
+    assert "http://sitemaps.test/lovelace/notes/" in url_locs(api, "/post-sitemap.xml")
+    with app_session.begin():
+        assert check(app_session).count == 0
+
+
+def test_a_category_slug_that_lands_a_post_on_a_page_is_a_409(api, db_snapshot):
+    use_pattern(api, "/{category}/{slug}/")
+    news = create_term(api, taxonomy="category", name="News")
+    post = create_post(api, type="post", slug="hello", status="publish", terms=[news["id"]])
+    about = create_post(api, type="page", slug="about", status="publish")
+    page = create_post(api, type="page", slug="hello", status="publish", parent=about["id"])
+    before = db_snapshot()
+    response = api.patch_json(f"/api/terms/{news['id']}", {"slug": "about"}, expect_errors=True)
+    problem = assert_problem(response, 409, "slug")
+    assert f"is already the URL of post {page['id']}" in problem["detail"]
+    assert f"post {post['id']} would get" in problem["detail"]
     assert db_snapshot() == before

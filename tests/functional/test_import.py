@@ -85,6 +85,7 @@ def test_mixed_import_reports_what_it_created(api):
     assert response.json == {
         "lines": 11,
         "created": {"post_type": 1, "taxonomy": 1, "author": 1, "term": 3, "post": 4},
+        "dry_run": False,
     }
 
 
@@ -115,12 +116,12 @@ def test_mixed_import_really_stores_everything(api, dbsession):
 
 def test_blank_lines_are_skipped_but_counted(api):
     body = "\n" + ndjson({"author": {"slug": "ada", "name": "Ada"}}) + "\n  \n"
-    assert post_import(api, body).json == {"lines": 4, "created": {"author": 1}}
+    assert post_import(api, body).json == {"lines": 4, "created": {"author": 1}, "dry_run": False}
 
 
 def test_empty_import_creates_nothing(api, db_snapshot):
     before = db_snapshot()
-    assert post_import(api, "").json == {"lines": 0, "created": {}}
+    assert post_import(api, "").json == {"lines": 0, "created": {}, "dry_run": False}
     assert db_snapshot() == before
 
 
@@ -271,6 +272,7 @@ def test_2500_posts_import(api, dbsession):
     assert response.json == {
         "lines": LATE + 2,
         "created": {"author": 1, "term": 1, "post": LATE},
+        "dry_run": False,
     }
     assert api.get("/api/posts", params={"per_page": 1}).json["total"] == LATE
     assert api.get("/api/posts", params={"term": 1, "per_page": 1}).json["total"] == LATE

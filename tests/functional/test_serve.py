@@ -78,7 +78,7 @@ def test_import_over_http_streams_the_body(server, api_token, api):
         timeout=60,
     )
     assert response.status_code == 200, response.text
-    assert response.json() == {"lines": 2000, "created": {"post": 2000}}
+    assert response.json() == {"lines": 2000, "created": {"post": 2000}, "dry_run": False}
     assert api.get("/api/posts", params={"per_page": 1}).json["total"] == 2000
 
 

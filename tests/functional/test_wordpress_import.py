@@ -23,6 +23,7 @@ from lxml import etree
 from sqlalchemy import select
 
 from sitemap_server.models import Author, Post, Term
+from sitemap_server.sitemaps import changes
 from sitemap_server.testing import PROJECT_ROOT, SITE_URL, index_locs, url_locs
 
 FIXTURES = PROJECT_ROOT.parent / "shared" / "fixtures" / "wordpress"
@@ -436,6 +437,44 @@ def test_the_api_imports_an_export_and_again_changes_nothing(api, testapp, db_sn
     assert db_snapshot() == before
 
 
+def test_the_api_dry_runs_and_prunes(api, testapp, db_snapshot):
+    first = wxr(item(1, "/kept/"), item(2, "/gone/"))
+    before = db_snapshot()
+    dry = api.post("/api/import?dry_run=true", first, content_type="application/xml").json
+    assert dry["dry_run"] is True and dry["imported"]["post"] == 2
+    assert db_snapshot() == before
+    assert (
+        "Sitemap-Change"
+        not in api.post("/api/import?dry_run=true", first, content_type="application/xml").headers
+    )
+    assert api.post("/api/import", first, content_type="application/xml").json["dry_run"] is False
+    newer = wxr(item(1, "/kept/"))
+    kept = api.post("/api/import", newer, content_type="application/xml").json
+    assert kept["pruned"] == {}
+    pruned = api.post("/api/import?prune=true", newer, content_type="application/xml").json
+    assert pruned["pruned"] == {"post": 1}
+    assert listed(testapp, "post") == {f"{SITE_URL}/kept/"}
+
+
+@pytest.mark.parametrize(
+    ("query", "content_type", "message"),
+    [
+        ("?dry_run=yes", "application/xml", "dry_run"),
+        ("?prune=true", "application/x-ndjson", "prune"),
+        ("?force=true", "application/xml", "force"),
+        ("?prune=true&prune=false", "application/xml", "prune"),
+    ],
+)
+def test_the_api_refuses_an_unknown_or_bad_flag(api, db_snapshot, query, content_type, message):
+    before = db_snapshot()
+    response = api.post(
+        f"/api/import{query}", wxr(item(1, "/x/")), content_type=content_type, expect_errors=True
+    )
+    assert response.status_int == 400
+    assert message in response.json["detail"]
+    assert db_snapshot() == before
+
+
 def test_the_api_refuses_a_file_that_is_no_export(api, db_snapshot):
     before = db_snapshot()
     response = api.post("/api/import", BOMB, content_type="text/xml", status=422)
@@ -575,6 +614,65 @@ def test_a_site_with_posts_keeps_its_time_zone_and_the_posts_their_links(
     assert listed(testapp, "post") == links
 
 
+CATEGORIES = "".join(
+    f"<wp:category><wp:term_id>{term_id}</wp:term_id><wp:category_nicename>{slug}"
+    f"</wp:category_nicename><wp:category_parent>{parent}</wp:category_parent>"
+    f"<wp:cat_name>{slug.title()}</wp:cat_name></wp:category>"
+    for term_id, slug, parent in [(3, "aside", ""), (5, "news", ""), (7, "sport", "news")]
+)
+
+
+def in_categories(*slugs: str) -> str:
+    return "".join(
+        f'<category domain="category" nicename="{slug}"><![CDATA[{slug.title()}]]></category>'
+        for slug in slugs
+    )
+
+
+def test_category_and_author_links_are_found_and_made(cli, tmp_path, testapp):
+    """WordPress's %category% is the post's category of the lowest id, with its parents
+    (a post in none is in ``uncategorized``); %author% its author's slug."""
+    content = wxr(
+        item(1, "/news/sport/post-1/", terms=in_categories("sport")),
+        item(2, "/aside/post-2/", terms=in_categories("news", "aside")),
+        item(3, "/uncategorized/post-3/"),
+        item(4, "/news/post-4/", terms=in_categories("news")),
+        channel=CATEGORIES,
+    )
+    status, out, err = import_bytes(cli, tmp_path, content)
+    assert status == 0, err
+    assert "post permalinks: /{category}/{slug}/ reproduces 4 of 4 sampled links" in out
+    assert "exported path" not in out
+    assert listed(testapp, "post") == {
+        f"{SITE_URL}{path}"
+        for path in [
+            "/news/sport/post-1/",
+            "/aside/post-2/",
+            "/uncategorized/post-3/",
+            "/news/post-4/",
+        ]
+    }
+
+
+def test_a_large_import_records_its_changes_in_parts(cli, tmp_path, testapp, monkeypatch):
+    """A bulk write records what it holds back every ``HELD_POSTS`` posts (a million
+    posts' ids were the largest object of an import): every part reaches the sitemaps."""
+    monkeypatch.setattr(changes, "HELD_POSTS", 3)
+    status, _out, err = import_bytes(
+        cli, tmp_path, wxr(*(item(n, f"/post-{n}/") for n in range(1, 11)))
+    )
+    assert status == 0, err
+    assert listed(testapp, "post") == {f"{SITE_URL}/post-{n}/" for n in range(1, 11)}
+
+
+def test_author_links_are_found_and_made(cli, tmp_path, testapp):
+    content = wxr(*(item(n, f"/writers/ada/post-{n}/") for n in range(1, 4)))
+    status, out, err = import_bytes(cli, tmp_path, content)
+    assert status == 0, err
+    assert "post permalinks: /writers/{author}/{slug}/ reproduces 3 of 3 sampled links" in out
+    assert listed(testapp, "post") == {f"{SITE_URL}/writers/ada/post-{n}/" for n in range(1, 4)}
+
+
 def test_a_structure_given_is_used_and_the_links_it_misses_are_counted(cli, testapp):
     status, out, err = cli(
         "import-wordpress", "--quiet", "--permalinks", "/%postname%/", THEME_UNIT_TEST
@@ -591,7 +689,7 @@ def test_a_structure_given_is_used_and_the_links_it_misses_are_counted(cli, test
 @pytest.mark.parametrize(
     ("structure", "message"),
     [
-        ("/%category%/%postname%/", "%category% cannot be part of a permalink here"),
+        ("/%pagename%/%postname%/", "%pagename% cannot be part of a permalink here"),
         ("/%year%/", "must contain {slug}, {path} or {id}"),
     ],
 )

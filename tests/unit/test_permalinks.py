@@ -2,6 +2,7 @@
 
 import unicodedata
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
@@ -32,10 +33,24 @@ def post_path(pattern, **overrides):
         ("/archives/{id}", "/archives/7"),
         ("/{id}-{slug}.html", "/7-hello.html"),
         ("/{path}/", "/hello/"),
+        ("/{year}/{hour}{minute}{second}/{slug}/", "/2024/120000/hello/"),
+        ("/{category}/{slug}/", "/uncategorized/hello/"),  # in no category
+        ("/{author}/{slug}/", "/hello/"),  # no author: no empty segment
     ],
 )
 def test_post_path_fills_in_the_pattern(pattern, path):
     assert post_path(pattern) == path
+
+
+def test_dates_are_local_to_the_zone_and_the_category_holds_its_parents():
+    tokyo = ZoneInfo("Asia/Tokyo")
+    late = datetime(2024, 12, 31, 20, 30, tzinfo=UTC)
+    assert post_path("/{year}/{month}/{day}/{hour}/{slug}/", date=late, zone=tokyo) == (
+        "/2025/01/01/05/hello/"
+    )
+    assert post_path("/{author}/{category}/{slug}/", author="ada", category=["news", "été"]) == (
+        "/ada/news/%C3%A9t%C3%A9/hello/"
+    )
 
 
 def test_post_path_pads_year_month_and_day():
@@ -131,7 +146,7 @@ def test_usable_patterns(pattern):
     [
         ("{slug}/", "must start with /"),
         ("blog/{slug}/", "must start with /"),
-        ("/{slug}/{author}/", "unknown field {author}"),
+        ("/{slug}/{name}/", "unknown field {name}"),
         ("/{year}/{month}/", "must contain {slug}, {path} or {id}"),
         ("/blog/", "must contain {slug}, {path} or {id}"),
         ("/{slug}/?page=1", "query string or fragment"),
