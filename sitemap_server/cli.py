@@ -150,9 +150,15 @@ def cmd_import(args: argparse.Namespace) -> None:
             # The lines are checked against the document the application serves: the
             # plugins' additions (sitemap_openapi) included.
             lines = read_lines(stream)
-            report = import_lines(session, lines, site.import_validator, progress=bar.update)
-        created = ", ".join(f"{n} {kind}" for kind, n in report.as_dict()["created"].items())
-        print(f"imported {report.lines} lines: {created or 'nothing'}")
+            report = import_lines(
+                session,
+                lines,
+                site.import_validator,
+                progress=bar.update,
+                keep_going=args.continue_on_error,
+            )
+        for line in report.summary():
+            print(line)
         apply_changes(site, quiet=args.quiet)
 
 
@@ -531,6 +537,11 @@ def build_parser() -> argparse.ArgumentParser:
     imp = commands.add_parser("import", help="bulk import newline-delimited JSON, all or nothing")
     imp.add_argument("file", help="the .ndjson file, or - for standard input")
     imp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    imp.add_argument(
+        "--continue-on-error",
+        action="store_true",
+        help="leave out a line the site cannot take, name it, and import the rest",
+    )
     imp.set_defaults(func=cmd_import)
 
     wordpress = commands.add_parser(

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from ..models import Author, Post, PostType, Taxonomy, Term, post_terms
 from ..models.site import zone_of
-from . import permalinks
+from . import object_urls, permalinks
 
 # The first category of a post, as WordPress's ``{category}`` takes it: the lowest id.
 FIRST_CATEGORY = (
@@ -29,6 +29,8 @@ class Links:
         self._types: dict[str, PostType] = {}
         self._taxonomies: dict[str, Taxonomy] = {}
         self._author_slugs: dict[int, str] = {}
+        # post id -> its ``{category}`` slugs, for the posts ``prefetch_categories`` read.
+        self._categories: dict[int, list[str]] = {}
 
     def _post_type(self, name: str) -> PostType:
         if name not in self._types:
@@ -85,8 +87,16 @@ class Links:
             self._author_slugs[author_id] = slug or ""
         return self._author_slugs[author_id]
 
+    def prefetch_categories(self, post_ids: list[int]) -> None:
+        """Read the ``{category}`` of ``post_ids`` at once (a sitemap's chunk of posts),
+        in place of those read before."""
+        found = object_urls.first_categories(self.session, post_ids)
+        self._categories = {post_id: found.get(post_id, []) for post_id in post_ids}
+
     def _category(self, post_id: int) -> list[str]:
         """The slugs of the post's first category (the lowest id) and its parents."""
+        if post_id in self._categories:
+            return self._categories[post_id]
         first = self.session.scalar(FIRST_CATEGORY, {"post_id": post_id})
         term = self.session.get(Term, first) if first is not None else None
         return self._lineage(term) if term is not None else []

@@ -163,7 +163,7 @@ def post_urls(
     authors = _author_slugs(
         session, {r.author_id for r in patterned if "author" in fields[r.type] and r.author_id}
     )
-    categories = _first_categories(
+    categories = first_categories(
         session, [r.id for r in patterned if "category" in fields[r.type]]
     )
     urls: list[Url] = []
@@ -200,7 +200,7 @@ def _author_slugs(session: Any, ids: set[int]) -> dict[int, str]:
     return found
 
 
-def _first_categories(session: Any, post_ids: list[int]) -> dict[int, list[str]]:
+def first_categories(session: Any, post_ids: list[int]) -> dict[int, list[str]]:
     """post id -> the slugs of its first category (the lowest id: WordPress's
     ``{category}``) and that one's ancestors, outermost first; posts in none are absent."""
     first: dict[int, int] = {}

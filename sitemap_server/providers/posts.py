@@ -122,9 +122,12 @@ class PostTypeProvider(Provider):
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
         criteria = eligibility.post_criteria(ctx.site, self._type, ctx.now)
         batches = [None] if keys is None else list(chunks(sorted(keys)))
+        by_category = "category" in permalinks.fields_of(self._type.permalink_pattern)
         for batch in batches:
             where = [criteria] if batch is None else [criteria, Post.id.in_(batch)]
             for some in chunks(_listed(ctx, where, ordered=True), CHUNK):
+                if by_category:
+                    ctx.links.prefetch_categories([post.id for post in some])
                 groups = self._translations(ctx, criteria, some)
                 for post in some:
                     alternates = groups.get(post.translation_group or "")

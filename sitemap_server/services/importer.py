@@ -59,12 +59,40 @@ LineValidator = Callable[[Any], list[FieldProblem]]
 class ImportReport:
     lines: int = 0
     created: Counter[str] = field(default_factory=Counter)
+    # Lines left out, by their number and why (``--continue-on-error``).
+    failed: list[tuple[int, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "lines": self.lines,
             "created": {k: self.created[k] for k in KINDS if self.created[k]},
         }
+
+    def summary(self) -> list[str]:
+        """The report in a few lines of text."""
+        created = ", ".join(f"{n} {kind}" for kind, n in self.as_dict()["created"].items())
+        return [
+            f"imported {self.lines} lines: {created or 'nothing'}",
+            *failed_lines(self.failed, "lines"),
+        ]
+
+
+# Objects left out (``--continue-on-error``) that a summary names one by one.
+MAX_FAILED_SHOWN = 20
+
+
+def failed_lines(failed: list[tuple[int, str]], what: str) -> list[str]:
+    """The summary's lines of what an import left out (``--continue-on-error``): how many
+    ``what`` (lines, items), then the first ``MAX_FAILED_SHOWN`` by line and reason."""
+    if not failed:
+        return []
+    shown = [f"  {detail}" for _line, detail in failed[:MAX_FAILED_SHOWN]]
+    more = len(failed) - MAX_FAILED_SHOWN
+    return [
+        f"left out, failed: {len(failed)} {what}",
+        *shown,
+        *([f"  and {more} more"] if more > 0 else []),
+    ]
 
 
 class Failures:
@@ -81,6 +109,14 @@ class Failures:
         if not self.keep_going:
             raise error
         self.errors.append(error)
+
+    def by_line(self) -> list[tuple[int, str]]:
+        """The objects left out: (line, why), in the order of the file."""
+        return sorted(
+            (problem.line or 0, error.detail)
+            for error in self.errors
+            for problem in error.errors[:1]
+        )
 
     @contextmanager
     def attempt(self) -> Iterator[Attempt]:
@@ -350,9 +386,11 @@ def import_lines(
     lines: Iterable[bytes],
     validate: LineValidator,
     progress: Callable[[int], None] | None = None,
+    keep_going: bool = False,
 ) -> ImportReport:
-    """Apply every line; raise a ServiceError naming the line of the first problem."""
-    objects = ObjectImport(session, validate)
+    """Apply every line; raise a ServiceError naming the line of the first problem, or
+    with ``keep_going`` leave that line out, name it in the report, and go on."""
+    objects = ObjectImport(session, validate, keep_going)
     # The sitemaps are brought up to date once, at the end: nobody can see the state
     # between two lines, and one refresh of many keys is far cheaper than many of one.
     with held_back(session):
@@ -360,9 +398,16 @@ def import_lines(
             objects.report.lines = number
             if progress is not None:
                 progress(len(raw))
-            if raw.strip():
-                objects.add(number, _decoded(number, raw))
+            if not raw.strip():
+                continue
+            try:
+                value = _decoded(number, raw)
+            except ServiceError as error:
+                objects.failures.add(error)
+                continue
+            objects.add(number, value)
         objects.finish()
+    objects.report.failed = objects.failures.by_line()
     return objects.report
 
 

@@ -51,7 +51,7 @@ from ..models import Author, ImportedObject, Post, PostType, Taxonomy, Term, mar
 from ..models.meta import utcnow
 from ..models.site import get_settings, site_zone
 from ..services import authors, posts, site, terms, types
-from ..services.importer import LineValidator, ObjectImport
+from ..services.importer import LineValidator, ObjectImport, failed_lines
 from ..sitemaps.changes import held_back
 from . import permalinks, wxr
 from .permalinks import Sample, Structure
@@ -101,8 +101,6 @@ THUMBNAIL = "_thumbnail_id"
 SLUG_TAKEN = "slug taken by an earlier item: its link's or title's instead"
 # The taxonomy of WordPress's ``%category%``.
 CATEGORY = "category"
-# Items left out (``--continue-on-error``) that the summary names one by one.
-MAX_FAILED_SHOWN = 20
 # The offsets of the site's clock kept (``Survey.clocks``): one per month of a century.
 MAX_CLOCKS = 1200
 # Rows of ``imported_objects`` written in one statement.
@@ -186,11 +184,7 @@ class Report:
             lines.append(f"not imported: {_listed(self.skipped)}")
         if self.adjusted:
             lines.append(f"imported with a change: {_listed(self.adjusted)}")
-        if self.failed:
-            lines.append(f"left out, failed: {len(self.failed)} items")
-            lines += [f"  {detail}" for _line, detail in self.failed[:MAX_FAILED_SHOWN]]
-            if len(self.failed) > MAX_FAILED_SHOWN:
-                lines.append(f"  and {len(self.failed) - MAX_FAILED_SHOWN} more")
+        lines += failed_lines(self.failed, "items")
         lines.append(self._zone_line())
         for name, s in sorted(self.structures.items()):
             found = s.pattern or "no structure"
@@ -365,11 +359,7 @@ def import_wordpress(
             session, survey, validate, report, progress, prune, post_pattern, keep_going
         )
         importer.run(stream)
-    report.failed = sorted(
-        (problem.line or 0, error.detail)
-        for error in importer.objects.failures.errors
-        for problem in error.errors[:1]
-    )
+    report.failed = importer.objects.failures.by_line()
     return report
 
 

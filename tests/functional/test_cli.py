@@ -162,6 +162,28 @@ def test_a_bad_file_exits_1_and_changes_nothing(cli, tmp_path, db_snapshot):
     assert db_snapshot() == before
 
 
+def test_continue_on_error_leaves_out_the_bad_lines_and_names_them(cli, tmp_path, dbsession):
+    path = lines_file(
+        tmp_path / "some-bad.ndjson",
+        {"author": {"id": 1, "slug": "ada", "name": "Ada"}},
+        {"post": {"type": "post", "title": "Kept", "author": 1}},
+        {"post": {"type": "post", "title": "Who", "author": 999}},
+        {"post": {"type": "post", "title": "Kept too", "status": "publish"}},
+    )
+    with path.open("ab") as file:
+        file.write(b"{not json\n")
+        file.write(b'{"post": {"id": 70, "type": "post", "title": "Parent"}}\n')
+    status, out, err = cli("import", "-q", "--continue-on-error", path)
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "imported 6 lines: 1 author, 3 post"
+    assert lines[1] == "left out, failed: 2 lines"
+    assert "line 3" in lines[2] and "author" in lines[2]
+    assert "line 5" in lines[3] and "JSON" in lines[3]
+    titles = set(dbsession.scalars(select(Post.title)))
+    assert titles == {"Kept", "Kept too", "Parent"}
+
+
 @pytest.mark.parametrize("value", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
 def test_a_date_past_the_range_exits_1_naming_line_and_field(cli, tmp_path, db_snapshot, value):
     path = lines_file(
