@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/wxr_parse_bench.py --posts 200000
     .venv/bin/python bench/wxr_parse_bench.py --posts 200000 --compare /tmp/wxr_old.py
+    .venv/bin/python bench/wxr_parse_bench.py --posts 200000 --floor
 
 The export is ``wxr_bench.generate``'s (the import benchmark's: posts with terms, meta
 and content, attachments, pages, menu items, revisions; ~1.4 KB a post). Each run reads
@@ -9,6 +10,9 @@ it in a fresh process, so that its peak RSS is its own: CPU time per record (rec
 the channel, authors, terms and items; nearly all are items) and peak RSS, medians of
 ``--runs``. ``--compare`` reads it too with another copy of the module (an older
 ``wxr.py``, say), run after run in turn with this one, so both see the same machine.
+``--floor`` times libxml2's parse alone as well (lxml's iterparse, each item freed and
+nothing read from it): what no reader written with lxml can go below. The floor's records
+are the items only.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from wxr_bench import generate
 
@@ -41,12 +47,26 @@ def load(module: str) -> ModuleType:
     return loaded
 
 
+def floor(stream: Any) -> Iterator[Any]:
+    """The least an lxml reader of the export costs: libxml2 parses it, each ``<item>`` is
+    handed to Python and freed, and nothing is read from it (``--floor``)."""
+    from lxml import etree
+
+    for _event, element in etree.iterparse(
+        stream, events=("end",), tag="item", **wxr.PARSER_OPTIONS
+    ):
+        yield element
+        element.clear()
+        while element.getprevious() is not None:
+            del element.getparent()[0]
+
+
 def child(module: str, export: Path) -> None:
     """One reading, in this process: records, CPU seconds, peak RSS in MiB."""
-    reader = load(module)
+    read = floor if module == "floor" else load(module).read
     started = time.process_time()
     with export.open("rb") as stream:
-        records = sum(1 for _record in reader.read(stream))
+        records = sum(1 for _record in read(stream))
     cpu = time.process_time() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(records, cpu, peak)
@@ -68,6 +88,11 @@ def main() -> None:
     parser.add_argument("--posts", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--compare", metavar="WXR_PY", help="another wxr.py to read with too")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="time libxml2's parse alone too (items handed over and freed, nothing read)",
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -76,6 +101,8 @@ def main() -> None:
     modules = {"this": "wxr"}
     if args.compare:
         modules = {"compared": args.compare, **modules}
+    if args.floor:
+        modules = {"floor": "floor", **modules}
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "export.xml"
         generate(export, args.posts)
