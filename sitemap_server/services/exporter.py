@@ -1,7 +1,8 @@
 """The site's content as newline-delimited JSON that ``import`` reads back (S-704), so a
 site is never locked in: ``sitemap-server export``.
 
-One import object per line, in an order the import can apply: the post types and
+One import object per line, in an order the import can apply: the site's time zone (the
+dates of permalinks are local to it), the post types and
 taxonomies (the built-in ones' settings as ``post_type_settings`` and
 ``taxonomy_settings``: their permalink pattern, their archive), the authors, the terms (a
 parent before its children), the posts (a parent before its children), each with its id
@@ -36,6 +37,10 @@ TAXONOMY_FIELDS = ("name", *types.TAXONOMY_FIELDS)
 def export(session: Session) -> Iterator[dict[str, Any]]:
     """The content, as import objects (``{"post": {...}}``), in an order ``import`` can
     apply."""
+    # First the time zone: dated permalinks are local to it, so posts imported before it
+    # would all move when it came (every URL held again, at once).
+    settings = get_settings(session)
+    yield {"settings": {"timezone": settings.timezone}}
     # A built-in type or taxonomy exists in every site: its settings are changed.
     for post_type in session.scalars(select(PostType).order_by(PostType.name)):
         kind = "post_type_settings" if post_type.builtin else "post_type"
@@ -60,7 +65,6 @@ def export(session: Session) -> Iterator[dict[str, Any]]:
         yield {"term": data}
     yield from _posts(session)
     # Last: they may name posts (the front page, the posts page, excluded posts).
-    settings = get_settings(session)
     data = _fields(settings, site.FIELDS, keep_none=True)
     data["allowed_image_hosts"] = list(settings.allowed_image_hosts or [])
     data["languages"] = list(settings.languages or [])
