@@ -135,8 +135,17 @@ CONTENT = [
     '<iframe src="https://www.youtube.com/embed/dQw4w9WgXcQ"></iframe>',
 ]
 IMAGES = [[], [], ["/img/extra.jpg"], ["/img/featured.jpg", f"https://{CDN}/extra.png"]]
-# The last lands books beside pages: a book "About" would share the page's URL (a 409).
-PATTERNS = ["/books/{slug}/", "/{year}/{month}/{slug}/", "/library/{year}/{slug}/", "/{slug}/"]
+# The fourth lands books beside pages: a book "About" would share the page's URL (a 409).
+# The last two move books with their category (its slug, parent, deletion, their terms)
+# and their author (its slug, theirs).
+PATTERNS = [
+    "/books/{slug}/",
+    "/{year}/{month}/{slug}/",
+    "/library/{year}/{slug}/",
+    "/{slug}/",
+    "/{category}/{slug}/",
+    "/shelf/{author}/{slug}/",
+]
 PLUGINS = installed_plugins_loaded()
 SEED = 29_000
 
@@ -542,6 +551,8 @@ def machine_for(
                     {"permalink_pattern": PATTERNS[1]},
                     {"permalink_pattern": PATTERNS[2]},
                     {"permalink_pattern": PATTERNS[3]},
+                    {"permalink_pattern": PATTERNS[4]},
+                    {"permalink_pattern": PATTERNS[5]},
                     {"archive_path": "/books/"},
                     {"archive_path": "/about/"},
                     {"archive_path": None},
