@@ -92,17 +92,27 @@ def post_path(
         "path": "/".join(map(segment, [*ancestors, slug])),
         "id": str(post_id),
         "type": post_type,
-        "year": f"{local.year:04d}" if local else "",
-        "month": f"{local.month:02d}" if local else "",
-        "day": f"{local.day:02d}" if local else "",
-        "hour": f"{local.hour:02d}" if local else "",
-        "minute": f"{local.minute:02d}" if local else "",
-        "second": f"{local.second:02d}" if local else "",
+        **date_fields(local),
         "author": segment(author) if author else "",
         "category": "/".join(map(segment, category)) if category else NO_CATEGORY,
     }
     path = _FIELD.sub(lambda m: values[m.group(1)], pattern)
     return _EMPTY_SEGMENTS.sub("/", path) if "//" in path else path
+
+
+def date_fields(local: datetime | None) -> dict[str, str]:
+    """The date's fields of a permalink (``local``: the date in the site's time zone),
+    empty for none."""
+    if local is None:
+        return dict.fromkeys(DATE_FIELDS, "")
+    return {
+        "year": f"{local.year:04d}",
+        "month": f"{local.month:02d}",
+        "day": f"{local.day:02d}",
+        "hour": f"{local.hour:02d}",
+        "minute": f"{local.minute:02d}",
+        "second": f"{local.second:02d}",
+    }
 
 
 def fields_of(pattern: str | None) -> set[str]:

@@ -175,18 +175,7 @@ def _read(post_type: str, sample: Sample, zone: tzinfo) -> list[str]:
         "id": str(sample.post_id),
         "type": post_type,
         **({"author": sample.author} if sample.author else {}),
-        **(
-            {
-                "year": f"{local.year:04d}",
-                "month": f"{local.month:02d}",
-                "day": f"{local.day:02d}",
-                "hour": f"{local.hour:02d}",
-                "minute": f"{local.minute:02d}",
-                "second": f"{local.second:02d}",
-            }
-            if local is not None
-            else {}
-        ),
+        **(permalinks.date_fields(local) if local is not None else {}),
     }
     segments = sample.path.strip("/").split("/")
     ending = "/" if sample.path.endswith("/") and sample.path != "/" else ""
