@@ -42,8 +42,8 @@ def import_content(request: Request) -> Any:
         if value.lower() not in TRUE + FALSE:
             return problem(400, f"{name}: {value!r} is neither true nor false")
         flags[name] = value.lower() in TRUE
-    if flags.get("prune") and not wordpress:
-        return problem(400, "prune: only a WordPress export can prune what it no longer has")
+    if flags.get("prune") and not wordpress:  # well formed, but nothing to do: a 422
+        return problem(422, "prune: only a WordPress export can prune what it no longer has")
     if wordpress:
         report: Any = _import_wordpress(request, prune=flags.get("prune", False))
     else:
