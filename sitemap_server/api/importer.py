@@ -25,7 +25,6 @@ WXR_TYPES = ("application/xml", "text/xml", "application/rss+xml", "application/
 # keeps nothing; ``prune`` (a WordPress export) deletes what earlier imports of the same
 # site made and the export no longer has, as ``import-wordpress --prune``.
 FLAGS = ("dry_run", "prune")
-TRUE, FALSE = ("true",), ("false",)
 
 
 @view_config(route_name="api.import", request_method="POST", permission=ADMIN, renderer="json")
@@ -39,9 +38,9 @@ def import_content(request: Request) -> Any:
     for name, value in request.GET.items():
         if name not in FLAGS or name in flags:
             return problem(400, f"unknown or repeated query parameter {name!r}")
-        if value.lower() not in TRUE + FALSE:
+        if value.lower() not in ("true", "false"):
             return problem(400, f"{name}: {value!r} is neither true nor false")
-        flags[name] = value.lower() in TRUE
+        flags[name] = value.lower() == "true"
     if flags.get("prune") and not wordpress:  # well formed, but nothing to do: a 422
         return problem(422, "prune: only a WordPress export can prune what it no longer has")
     if wordpress:

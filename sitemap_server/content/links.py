@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from datetime import tzinfo
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import Author, Post, PostType, Taxonomy, Term, post_terms
+from ..models import Author, Post, PostType, Taxonomy, Term
 from ..models.site import zone_of
 from . import object_urls, permalinks
-
-# The first category of a post, as WordPress's ``{category}`` takes it: the lowest id.
-FIRST_CATEGORY = (
-    select(func.min(post_terms.c.term_id))
-    .join(Term, Term.id == post_terms.c.term_id)
-    .where(post_terms.c.post_id == bindparam("post_id"), Term.taxonomy == "category")
-)
 
 
 class Links:
@@ -27,6 +20,7 @@ class Links:
         self.site_url = site_url
         self._zone = zone
         self._types: dict[str, PostType] = {}
+        self._fields: dict[str, set[str]] = {}  # pattern -> the fields it holds
         self._taxonomies: dict[str, Taxonomy] = {}
         self._author_slugs: dict[int, str] = {}
         # post id -> its ``{category}`` slugs, for the posts ``prefetch_categories`` read.
@@ -65,7 +59,9 @@ class Links:
         """The permalink of ``post`` as a path on the site."""
         post_type = self._post_type(post.type)
         pattern = post_type.permalink_pattern
-        fields = permalinks.fields_of(pattern) if not post.path else set()
+        if pattern not in self._fields:
+            self._fields[pattern] = permalinks.fields_of(pattern)
+        fields = self._fields[pattern] if not post.path else set()
         return permalinks.post_path(
             pattern,
             post_id=post.id,
@@ -95,11 +91,9 @@ class Links:
 
     def _category(self, post_id: int) -> list[str]:
         """The slugs of the post's first category (the lowest id) and its parents."""
-        if post_id in self._categories:
-            return self._categories[post_id]
-        first = self.session.scalar(FIRST_CATEGORY, {"post_id": post_id})
-        term = self.session.get(Term, first) if first is not None else None
-        return self._lineage(term) if term is not None else []
+        if post_id not in self._categories:
+            return object_urls.first_categories(self.session, [post_id]).get(post_id, [])
+        return self._categories[post_id]
 
     def hierarchical(self, post_type: str) -> bool:
         return self._post_type(post_type).hierarchical

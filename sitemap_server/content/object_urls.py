@@ -42,7 +42,6 @@ _posts = cast(Table, Post.__table__)
 _terms = cast(Table, Term.__table__)
 _authors = cast(Table, Author.__table__)
 _types = cast(Table, PostType.__table__)
-_post_terms = post_terms
 # The taxonomy of WordPress's ``{category}``.
 CATEGORY = "category"
 KINDS = ("post", "term", "author")
@@ -206,10 +205,10 @@ def first_categories(session: Any, post_ids: list[int]) -> dict[int, list[str]]:
     first: dict[int, int] = {}
     for batch in chunks(sorted(post_ids)):
         query = (
-            select(_post_terms.c.post_id, func.min(_post_terms.c.term_id))
-            .join(_terms, _terms.c.id == _post_terms.c.term_id)
-            .where(_post_terms.c.post_id.in_(batch), _terms.c.taxonomy == CATEGORY)
-            .group_by(_post_terms.c.post_id)
+            select(post_terms.c.post_id, func.min(post_terms.c.term_id))
+            .join(_terms, _terms.c.id == post_terms.c.term_id)
+            .where(post_terms.c.post_id.in_(batch), _terms.c.taxonomy == CATEGORY)
+            .group_by(post_terms.c.post_id)
         )
         first.update({post_id: term_id for post_id, term_id in session.execute(query)})
     if not first:
@@ -219,24 +218,19 @@ def first_categories(session: Any, post_ids: list[int]) -> dict[int, list[str]]:
     return {post_id: _slugs_down_to(term_id, known) for post_id, term_id in first.items()}
 
 
-def posts_using(session: Any, field: str, post_ids: Iterable[int]) -> set[int]:
-    """Those of ``post_ids`` whose URL holds ``field`` (``author``, ``category``): of a
-    type whose pattern has it, without a path of their own. Their URLs move with their
-    author's slug, or their category's."""
+def posts_using(session: Any, field: str, where: Any) -> set[int]:
+    """The posts meeting ``where`` whose URL holds ``field`` (``author``, ``category``):
+    of a type whose pattern has it, without a path of their own. Their URLs move with
+    their author's slug, or their category's."""
     types = [
         name
         for name, pattern in session.execute(select(_types.c.name, _types.c.permalink_pattern))
         if field in permalinks.fields_of(pattern)
     ]
-    found: set[int] = set()
     if not types:
-        return found
-    for batch in chunks(sorted(set(post_ids))):
-        query = select(_posts.c.id).where(
-            _posts.c.id.in_(batch), _posts.c.type.in_(types), _posts.c.path.is_(None)
-        )
-        found.update(session.scalars(query))
-    return found
+        return set()
+    query = select(_posts.c.id).where(where, _posts.c.type.in_(types), _posts.c.path.is_(None))
+    return set(session.scalars(query))
 
 
 def urls_of_post(path: str, post: Post) -> list[Url]:

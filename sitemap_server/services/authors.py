@@ -122,9 +122,7 @@ def update_author(session: Session, author: Author, data: dict[str, Any]) -> Aut
     posts: set[int] = set()
     if "slug" in data:
         # The URLs of its posts that hold it (``{author}``) move too.
-        posts = object_urls.posts_using(
-            session, "author", session.scalars(select(Post.id).where(Post.author_id == author.id))
-        )
+        posts = object_urls.posts_using(session, "author", Post.author_id == author.id)
         urls = [_url(author), *object_urls.post_urls(session, ids=posts)]
         object_urls.hold(session, urls, "slug", written={("author", author.id)})
     record(session, authors={author.id}, posts=posts)

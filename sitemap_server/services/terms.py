@@ -15,7 +15,7 @@ from ..content.slugs import slugify, unique_slug
 from ..content.translations import group_members
 from ..content.trees import term_subtree
 from ..errors import Conflict, Invalid
-from ..models import SiteSettings, Taxonomy, Term, post_terms
+from ..models import Post, SiteSettings, Taxonomy, Term, post_terms
 from ..sitemaps.changes import note
 from .common import (
     add_with_free_slug,
@@ -334,8 +334,8 @@ def _posts_in_category_urls(session: Session, taxonomy: str, term_ids: Iterable[
     (``{category}``): they move with its slug or its parent."""
     if taxonomy != object_urls.CATEGORY:
         return set()
-    linked: set[int] = set()
+    found: set[int] = set()
     for batch in chunks(sorted(set(term_ids))):
-        query = select(post_terms.c.post_id).where(post_terms.c.term_id.in_(batch))
-        linked.update(session.scalars(query))
-    return object_urls.posts_using(session, "category", linked)
+        linked = select(post_terms.c.post_id).where(post_terms.c.term_id.in_(batch))
+        found |= object_urls.posts_using(session, "category", Post.id.in_(linked))
+    return found

@@ -144,16 +144,17 @@ def build_context(session: Session, site: Site, providers: list[Provider]) -> Bu
     settings = get_settings(session)
     site_url = effective_site_url(settings, configured_site_url(session))
     output = site.output_settings(site_url)
+    zone = site_zone(settings.timezone)
     return BuildContext(
         session=session,
         site=site,
         settings=settings,
         site_url=site_url,
         now=utcnow(),
-        links=Links(session, site_url, site_zone(settings.timezone)),
+        links=Links(session, site_url, zone),
         page_bytes=site.max_page_bytes - PAGE_FRAME_BYTES,
         post_providers=[p.name for p in providers if p.kind == "post"],
-        zone=site_zone(settings.timezone),
+        zone=zone,
         output=output,
         output_key=settings_key(output),
     )

@@ -605,7 +605,7 @@ class _Import:
         if given and found != current and self.session.scalar(select(Post.id).limit(1)) is None:
             site.update_settings(self.session, {"timezone": found})
             self.report.zone_set = True
-        self.zone = site_zone(get_settings(self.session).timezone)
+        self.zone = site_zone(found if self.report.zone_set else current)
 
     def _prepare_types(self) -> None:
         for name in sorted(self.survey.types):
