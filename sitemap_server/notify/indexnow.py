@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from pyramid.config import Configurator
 from pyramid.request import Request
@@ -46,6 +46,12 @@ def batch_size(value: str) -> int:
     return number
 
 
+def authority(address: SplitResult) -> str:
+    """The host IndexNow is told, as its URLs carry it: with the port where the site URL
+    has one (``127.0.0.1:6611``), never a user's name or password."""
+    return address.netloc.rpartition("@")[2]
+
+
 class IndexNow(Channel):
     name = NAME
 
@@ -66,7 +72,7 @@ class IndexNow(Channel):
         # IndexNow refuses (422) URLs of another host: those of an earlier site URL.
         own = (url for url in burst.urls if urlsplit(url).netloc == address.netloc)
         for batch in chunks(own, self.batch):
-            yield Message(self.endpoint, {"host": address.hostname, "urlList": batch})
+            yield Message(self.endpoint, {"host": authority(address), "urlList": batch})
 
     def request(self, message: Message, site_url: str) -> OutgoingRequest:
         # The key as configured now, not when the burst was made.
