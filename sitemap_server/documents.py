@@ -32,10 +32,22 @@ XSL_ROUTE = "/{stylesheet:[^/]+}.xsl"
 NAME = "[a-z0-9_]+"
 NUMBER = "[0-9]*"
 
-# Route patterns: the index's parts, a sitemap's pages, and a document as a page for
-# people (``.html``) or as plain XML's stylesheet (``.css``) under ``HTML_ROOT``.
-INDEX_ROUTE = f"/{INDEX}{{number:{NUMBER}}}.xml"
-PAGE_ROUTE = f"/{{name:{NAME}}}-sitemap{{number:{NUMBER}}}.xml"
+# The forms of a document, its URL's suffix (S-313): the XML; the same bytes gzipped, as
+# a file (what the gzip transfer of the XML sends); a page's URLs as plain text, one a
+# line (the protocol's text sitemap; pages only: an index of text files is no format).
+XML = "xml"
+GZIP_FILE = "xml.gz"
+TEXT = "txt"
+INDEX_FORMS = (XML, GZIP_FILE)
+PAGE_FORMS = (XML, GZIP_FILE, TEXT)
+
+# Route patterns: the index's parts, a sitemap's pages (each in its forms), and a
+# document as a page for people (``.html``) or as plain XML's stylesheet (``.css``)
+# under ``HTML_ROOT``.
+INDEX_ROUTE = f"/{INDEX}{{number:{NUMBER}}}.{{form:xml|xml\\.gz}}"
+PAGE_ROUTE = f"/{{name:{NAME}}}-sitemap{{number:{NUMBER}}}.{{form:xml|xml\\.gz|txt}}"
+# Where crawlers look first (``/sitemap.xml``): moved to the index, in the same form.
+LEGACY_INDEX_ROUTE = "/sitemap.{form:xml|xml\\.gz}"
 DOCUMENT_ROUTE = f"{{document:{INDEX}{NUMBER}|{NAME}-sitemap{NUMBER}}}"
 
 # The same as paths (``explain``): group 1 a page's sitemap name, the next its number
@@ -46,7 +58,8 @@ INDEX_PATH = re.compile(rf"^/{INDEX}([0-9]{{0,9}})\.xml$")
 # Every path the read path answers: what no content may have as its URL.
 _HTML_DIR = HTML_ROOT.strip("/")
 READ_PATH = re.compile(
-    rf"^/({INDEX}{NUMBER}\.xml|sitemap\.xml|robots\.txt|{NAME}-sitemap{NUMBER}\.xml|[^/]+\.xsl"
+    rf"^/({INDEX}{NUMBER}\.xml(?:\.gz)?|sitemap\.xml(?:\.gz)?|robots\.txt"
+    rf"|{NAME}-sitemap{NUMBER}\.(?:xml|xml\.gz|txt)|[^/]+\.xsl"
     rf"|{_HTML_DIR}/?|{_HTML_DIR}/[a-z0-9_-]+\.(?:html|css))$"
 )
 
@@ -56,13 +69,13 @@ def sitemap_name(name: str, page: int) -> str:
     return f"{name}-sitemap{'' if page == 1 else page}"
 
 
-def sitemap_path(name: str, page: int) -> str:
-    """Where page ``page`` of sitemap ``name`` is, on the site."""
-    return f"/{sitemap_name(name, page)}.xml"
+def sitemap_path(name: str, page: int, form: str = XML) -> str:
+    """Where page ``page`` of sitemap ``name`` is, on the site (in ``form``)."""
+    return f"/{sitemap_name(name, page)}.{form}"
 
 
-def sitemap_url(site_url: str, name: str, page: int) -> str:
-    return site_url + sitemap_path(name, page)
+def sitemap_url(site_url: str, name: str, page: int, form: str = XML) -> str:
+    return site_url + sitemap_path(name, page, form)
 
 
 def index_name(part: int) -> str:
@@ -70,8 +83,8 @@ def index_name(part: int) -> str:
     return f"{INDEX}{'' if part == 1 else part}"
 
 
-def index_path(part: int) -> str:
-    return f"/{index_name(part)}.xml"
+def index_path(part: int, form: str = XML) -> str:
+    return f"/{index_name(part)}.{form}"
 
 
 def index_url(site_url: str, part: int = 1) -> str:

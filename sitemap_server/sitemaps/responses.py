@@ -22,6 +22,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 from sqlalchemy.engine import Connection
 
+from ..documents import GZIP_FILE, TEXT, XML
 from .reader import Reader, ReadState
 
 X_ROBOTS_TAG = "noindex, follow"
@@ -34,6 +35,9 @@ PLAIN_PIECE_BYTES = 256 * 1024
 # zlib's wbits for the gzip format (RFC 1952) rather than a bare zlib stream.
 GZIP_WBITS = 31
 XML_CONTENT_TYPE = "text/xml"
+# Each form of a document (``documents.XML`` …) as it is sent: the gzip file is the
+# gzipped XML as it is, with no Content-Encoding (RFC 6713's type).
+CONTENT_TYPES = {XML: XML_CONTENT_TYPE, GZIP_FILE: "application/gzip", TEXT: "text/plain"}
 # zlib's fast levels (1-3) against the default 6, on a 1,000-URL page of the benchmark
 # site (180 KB): 0.28 ms and 11.3 KB at 3, 0.83 ms and 10.2 KB at 6; a 50,000-URL page
 # takes 15 ms instead of 33. Every new version is compressed once, before it is served.
@@ -125,22 +129,24 @@ def document_etag(what: tuple[Any, ...], versions: tuple[tuple[str, int, str], .
 
 
 def sitemap_response(
-    request: Request, what: tuple[Any, ...], names: list[str], render: Render
+    request: Request, what: tuple[Any, ...], names: list[str], render: Render, form: str = XML
 ) -> Response:
     """304, cached bytes, or a fresh rendering; always with the sitemap headers.
 
     ``what`` names the document (``("post", 3)``) and ``names`` the providers whose
-    versions it depends on; the site version is always one of them.
+    versions it depends on; the site version is always one of them. ``form``: how it is
+    sent (``CONTENT_TYPES``); the gzip file is the XML's rendering, its gzipped bytes.
     """
     reader: Reader = request.site.reader
     cache: RenderCache = request.site.render_cache
     state = request.read_state
-    wants_gzip = accepts_gzip(request)
+    as_file = form == GZIP_FILE
+    wants_gzip = as_file or accepts_gzip(request)
 
     versions = state.version_of(*names)
     etag = document_etag(what, versions)
     last_modified = state.changed_at(*names)
-    unchanged = not_modified(request, etag, last_modified, wants_gzip)
+    unchanged = not_modified(request, etag, last_modified, wants_gzip, as_file)
     if unchanged is not None:
         return unchanged
     key = (*what, state.site.site_url, versions)
@@ -153,8 +159,11 @@ def sitemap_response(
                 if found is None:
                     return not_found(request, request.path)
                 rendered = found
-    response = Response(content_type=XML_CONTENT_TYPE, charset="UTF-8")
-    return send(request, response, rendered, wants_gzip)
+    if as_file:
+        response = Response(content_type=CONTENT_TYPES[form])
+    else:
+        response = Response(content_type=CONTENT_TYPES[form], charset="UTF-8")
+    return send(request, response, rendered, wants_gzip, as_file)
 
 
 def accepts_gzip(request: Request) -> bool:
@@ -164,13 +173,17 @@ def accepts_gzip(request: Request) -> bool:
     return bool(accept_encoding) and bool(accept_encoding.acceptable_offers(["gzip"]))
 
 
-def send(request: Request, response: Response, rendered: Rendered, gzipped: bool) -> Response:
-    """``rendered`` as the body of ``response``, gzipped or not, with the sitemap headers."""
-    sitemap_headers(request, response, rendered.etag, gzipped)
+def send(
+    request: Request, response: Response, rendered: Rendered, gzipped: bool, as_file: bool = False
+) -> Response:
+    """``rendered`` as the body of ``response``, gzipped or not (as a transfer, or as the
+    file it is: ``as_file``), with the sitemap headers."""
+    sitemap_headers(request, response, rendered.etag, gzipped, as_file)
     response.last_modified = rendered.last_modified
     if gzipped:
         response.body = rendered.gzipped
-        response.content_encoding = "gzip"
+        if not as_file:
+            response.content_encoding = "gzip"
     else:
         response.app_iter = rendered.plain()
         response.content_length = rendered.size
@@ -225,13 +238,18 @@ def pack(pieces: Iterable[bytes], etag: str, last_modified: datetime | None) -> 
 
 
 def not_modified(
-    request: Request, etag: str, last_modified: datetime | None, gzipped: bool
+    request: Request,
+    etag: str,
+    last_modified: datetime | None,
+    gzipped: bool,
+    as_file: bool = False,
 ) -> Response | None:
     """A 304, with the sitemap headers, when the client has the document (``etag`` of its
-    plain form, its gzipped one ``-gz``); else None."""
+    plain form, its gzipped one ``-gz``: the same bytes as a transfer or as a file); else
+    None."""
     if not is_not_modified(request, f"{etag}-gz" if gzipped else etag, last_modified):
         return None
-    response = sitemap_headers(request, Response(status=304), etag, gzipped)
+    response = sitemap_headers(request, Response(status=304), etag, gzipped, as_file)
     response.last_modified = last_modified
     return response
 
@@ -246,9 +264,14 @@ def is_not_modified(request: Request, etag: str, last_modified: datetime | None)
     )
 
 
-def sitemap_headers(request: Request, response: Response, etag: str, gzipped: bool) -> Response:
+def sitemap_headers(
+    request: Request, response: Response, etag: str, gzipped: bool, as_file: bool = False
+) -> Response:
+    """The headers of every sitemap answer; a gzip file's bytes are the same whatever the
+    client accepts (no ``Vary``)."""
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
-    response.headers["Vary"] = "Accept-Encoding"
+    if not as_file:
+        response.headers["Vary"] = "Accept-Encoding"
     response.headers["ETag"] = f'"{etag}-gz"' if gzipped else f'"{etag}"'
     response.cache_control = request.registry.settings["sitemap_server.cache_control"]
     return response

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
 from importlib.resources import files
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from pyramid.config import Configurator
@@ -29,6 +30,7 @@ from sqlalchemy.engine import Connection
 from .. import documents
 from ..documents import (
     READ_PATH,
+    TEXT,
     beyond,
     canonical,
     css_path,
@@ -42,7 +44,7 @@ from ..models import SITE_KEY, SitemapEntry, SitemapPage
 from .pages import IN_PAGE, page_range
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
-from .rendering import FRAME, INDEX_FRAME, document, template
+from .rendering import FRAME, INDEX_FRAME, PIECE_ENTRIES, document, template
 from .responses import (
     X_ROBOTS_TAG,
     not_allowed_view,
@@ -61,13 +63,13 @@ STREAMED_ENTRIES = 5_000
 
 
 def index_view(request: Request) -> Response:
-    number = request.matchdict["number"]
+    number, form = request.matchdict["number"], request.matchdict["form"]
     if beyond(number, documents.MAX_INDEXES):
         return not_found(request, request.path)
     site = request.read_state.site
     target = canonical(number)
     if target is not None:
-        return moved(request, site.site_url + index_path(target))
+        return moved(request, site.site_url + index_path(target, form))
     part = int(number or "1")
     names = [] if site.private else [p.name for p in site.providers]
 
@@ -95,7 +97,7 @@ def index_view(request: Request) -> Response:
             css=css_path(index_name(part)),
         )
 
-    return sitemap_response(request, ("index", part), names, render)
+    return sitemap_response(request, ("index", part), names, render, form)
 
 
 def moved(request: Request, location: str) -> Response:
@@ -107,13 +109,13 @@ def moved(request: Request, location: str) -> Response:
 
 def page_view(request: Request) -> Response:
     name = request.matchdict["name"]
-    number = request.matchdict["number"]
+    number, form = request.matchdict["number"], request.matchdict["form"]
     if beyond(number, documents.MAX_PAGES):
         return not_found(request, request.path)
     site = request.read_state.site
     target = canonical(number)
     if target is not None:
-        return moved(request, sitemap_url(site.site_url, name, target))
+        return moved(request, sitemap_url(site.site_url, name, target, form))
     page = int(number) if number else 1
     provider = site.provider(name)
     if provider is None or (site.private and page > 1):
@@ -127,19 +129,11 @@ def page_view(request: Request) -> Response:
             row = conn.execute(PAGE, {"name": name, "page": page}).first()
         if row is None and (page > 1 or provider.absent_when_empty):
             return None
-        fragments: Iterable[Any] = ()  # str: an entry is stored with its fragment
-        if row is not None and row.entries > STREAMED_ENTRIES:
-            # Streamed (a server-side cursor on PostgreSQL): a page of 50,000 entries is
-            # never a list of 50,000 rows, only the text it becomes.
-            fragments = conn.execution_options(stream_results=True, yield_per=1000).scalars(
-                ENTRIES, page_range(name, row)
-            )
-        elif row is not None:
-            # A server-side cursor costs PostgreSQL round trips a small page does not need.
-            fragments = conn.scalars(ENTRIES, page_range(name, row)).all()
+        if form == TEXT:
+            return text_lines(state.site.site_url, page_column(conn, PATHS, name, row))
         return document(
             FRAME,
-            fragments,
+            page_column(conn, ENTRIES, name, row),
             state.site.site_url,
             xsl=provider.xsl,
             # The page for people (the XSL links to it).
@@ -148,7 +142,33 @@ def page_view(request: Request) -> Response:
             namespaces=namespaces,
         )
 
-    return sitemap_response(request, (name, page), [name], render)
+    # The text is another document (its own rendering, cached apart); the gzip file is
+    # the XML's.
+    what = (name, page, TEXT) if form == TEXT else (name, page)
+    return sitemap_response(request, what, [name], render, form)
+
+
+def page_column(conn: Connection, column: Select[Any], name: str, row: Any) -> Iterable[Any]:
+    """``column`` (``ENTRIES``, ``PATHS``) of the entries of the page ``row`` describes,
+    in order; none for no row (an empty first page)."""
+    if row is None:
+        return ()
+    if row.entries > STREAMED_ENTRIES:
+        # Streamed (a server-side cursor on PostgreSQL): a page of 50,000 entries is
+        # never a list of 50,000 rows, only the text it becomes.
+        return conn.execution_options(stream_results=True, yield_per=1000).scalars(
+            column, page_range(name, row)
+        )
+    # A server-side cursor costs PostgreSQL round trips a small page does not need.
+    return conn.scalars(column, page_range(name, row)).all()
+
+
+def text_lines(site_url: str, paths: Iterable[str]) -> Iterator[str]:
+    """A text sitemap: each entry's URL on a line of its own, in pieces. An entry's path
+    is a URL's in normal form (no space, no line break: ``sanitize``)."""
+    paths = iter(paths)
+    while piece := "".join(f"{site_url}{path}\n" for path in islice(paths, PIECE_ENTRIES)):
+        yield piece
 
 
 # The stored fragments of one page: a range of the primary key, in order
@@ -162,6 +182,8 @@ ENTRIES = (
     .order_by(SitemapEntry.provider, SitemapEntry.key, SitemapEntry.part)
     .limit(bindparam("entries", type_=Integer))
 )
+# The same entries' paths: a page's text form.
+PATHS = ENTRIES.with_only_columns(SitemapEntry.path)
 
 
 # The pages an index lists: none past MAX_PAGES, which the page view answers 404 for.
@@ -202,7 +224,9 @@ PAGE = select(
 
 
 def legacy_index_view(request: Request) -> Response:
-    return moved(request, request.read_state.site.site_url + index_path(1))
+    """``/sitemap.xml`` (and ``.xml.gz``), where crawlers look first: the index."""
+    form = request.matchdict["form"]
+    return moved(request, request.read_state.site.site_url + index_path(1, form))
 
 
 @lru_cache(maxsize=64)
@@ -286,7 +310,7 @@ def includeme(config: Configurator) -> None:
     for spec in (FRAME, INDEX_FRAME):
         template(spec).cook_check()
     config.add_route("sitemap.index", documents.INDEX_ROUTE)
-    config.add_route("sitemap.legacy_index", "/sitemap.xml")
+    config.add_route("sitemap.legacy_index", documents.LEGACY_INDEX_ROUTE)
     config.add_route("sitemap.page", documents.PAGE_ROUTE)
     config.add_route("robots", "/robots.txt")
     # The admin API answers its own 404s as problem details.

@@ -566,6 +566,25 @@ def test_an_independent_consumer_reads_every_sitemap_and_its_translations(site, 
             assert alternates[other] == links, (url, other)
 
 
+@pytest.mark.parametrize("name", URLSETS.values(), ids=URLSETS.keys())
+def test_an_independent_consumer_reads_the_text_and_gzip_file_of_each_sitemap(site, expected, name):
+    """ultimate-sitemap-parser fetches a page's ``.txt`` (its plain-text parser) and
+    ``.xml.gz`` (it gunzips by the URL and the type) as the text and XML sitemaps they
+    are: the same URLs as the page's XML, in its order (S-313)."""
+    from usp.fetch_parse import SitemapFetcher
+    from usp.objects.sitemap import PagesTextSitemap, PagesXMLSitemap
+
+    xml = etree.fromstring(expected(name).body, xml_parser())
+    want = xml.xpath("s:url/s:loc/text()", namespaces=NS)
+    assert want
+    text = SitemapFetcher(site + f"/{name}.txt", recursion_level=0).sitemap()
+    assert isinstance(text, PagesTextSitemap), text
+    assert [page.url for page in text.all_pages()] == want
+    zipped = SitemapFetcher(site + f"/{name}.xml.gz", recursion_level=0).sitemap()
+    assert isinstance(zipped, PagesXMLSitemap), zipped
+    assert [page.url for page in zipped.all_pages()] == want
+
+
 def test_the_api_docs_render_from_the_site_alone(page, site):
     """Swagger UI shows the admin API with everything loaded from the site itself: no
     CDN (the browser resolves no other host anyway), no script its policy refuses."""

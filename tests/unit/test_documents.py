@@ -13,9 +13,11 @@ from pyramid.interfaces import IRoutesMapper
 
 from sitemap_server import documents
 from sitemap_server.documents import (
+    INDEX_FORMS,
     INDEX_PATH,
     MAX_INDEXES,
     MAX_PAGES,
+    PAGE_FORMS,
     PAGE_PATH,
     READ_PATH,
     css_path,
@@ -57,7 +59,7 @@ def matched(path: str) -> tuple[str, dict[str, str]] | None:
 def test_a_page_path_is_routed_explained_and_reserved(name, page):
     path = sitemap_path(name, page)
     number = "" if page == 1 else str(page)
-    assert matched(path) == ("page", {"name": name, "number": number})
+    assert matched(path) == ("page", {"name": name, "number": number, "form": "xml"})
     found = PAGE_PATH.match(path)
     assert found is not None and found.groups() == (name, number)
     assert INDEX_PATH.match(path) is None
@@ -67,15 +69,24 @@ def test_a_page_path_is_routed_explained_and_reserved(name, page):
     html = html_url("", document)
     assert matched(html) == ("html", {"document": document})
     assert READ_PATH.match(html) and READ_PATH.match(css_path(document))
+    for form in PAGE_FORMS:
+        other = sitemap_path(name, page, form)
+        assert matched(other) == ("page", {"name": name, "number": number, "form": form})
+        assert READ_PATH.match(other)
 
 
 @given(PARTS)
 def test_an_index_path_is_routed_explained_and_reserved(part):
     path = index_path(part)
     number = "" if part == 1 else str(part)
-    assert matched(path) == ("index", {"number": number})
+    assert matched(path) == ("index", {"number": number, "form": "xml"})
     found = INDEX_PATH.match(path)
     assert found is not None and found.group(1) == number
     assert PAGE_PATH.match(path) is None
     assert READ_PATH.match(path)
     assert matched(css_path(index_name(part))) == ("css", {"document": index_name(part)})
+    for form in INDEX_FORMS:
+        other = index_path(part, form)
+        assert matched(other) == ("index", {"number": number, "form": form})
+        assert READ_PATH.match(other)
+    assert matched(index_path(part, "txt")) is None  # no index of text files
