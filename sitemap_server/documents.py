@@ -39,6 +39,10 @@ XML = "xml"
 GZIP_FILE = "xml.gz"
 TEXT = "txt"
 INDEX_FORMS = (XML, GZIP_FILE)
+# The Atom feed of the most recently changed URLs (``sitemaps/feed.py``), a form of its
+# own.
+FEED = "atom"
+FEED_PATH = "/sitemap.atom"
 PAGE_FORMS = (XML, GZIP_FILE, TEXT)
 
 # Route patterns: the index's parts, a sitemap's pages (each in its forms), and a
@@ -58,7 +62,7 @@ INDEX_PATH = re.compile(rf"^/{INDEX}([0-9]{{0,9}})\.xml$")
 # Every path the read path answers: what no content may have as its URL.
 _HTML_DIR = HTML_ROOT.strip("/")
 READ_PATH = re.compile(
-    rf"^/({INDEX}{NUMBER}\.xml(?:\.gz)?|sitemap\.xml(?:\.gz)?|robots\.txt"
+    rf"^/({INDEX}{NUMBER}\.xml(?:\.gz)?|sitemap\.xml(?:\.gz)?|sitemap\.atom|robots\.txt"
     rf"|{NAME}-sitemap{NUMBER}\.(?:xml|xml\.gz|txt)|[^/]+\.xsl"
     rf"|{_HTML_DIR}/?|{_HTML_DIR}/[a-z0-9_-]+\.(?:html|css))$"
 )

@@ -43,6 +43,18 @@ def positive_int(value: str) -> int:
     return number
 
 
+def bounded_int(largest: int) -> Callable[[str], int]:
+    """A positive integer of at most ``largest``."""
+
+    def parse(value: str) -> int:
+        number = positive_int(value)
+        if number > largest:
+            raise ValueError(f"must be at most {largest}")
+        return number
+
+    return parse
+
+
 def names(value: str) -> tuple[str, ...]:
     return tuple(name for name in value.replace(",", " ").split() if name)
 
@@ -157,6 +169,19 @@ SETTINGS: tuple[Setting, ...] = (
         str,
         doc="Cache-Control of sitemap and XSL responses. The default lets caches keep a copy "
         "but revalidate it (a cheap 304) on every use, so nobody is served a stale sitemap.",
+    ),
+    Setting(
+        "sitemap_server.feed.entries",
+        "100",
+        bounded_int(50_000),
+        doc="How many of the most recently changed URLs the Atom feed (/sitemap.atom) lists, "
+        "the newest first (at most 50,000, a sitemap's limit: search engines read it as one).",
+    ),
+    Setting(
+        "sitemap_server.feed.in_robots",
+        "false",
+        boolean,
+        doc="Whether robots.txt names the Atom feed as a sitemap too (it always names the index).",
     ),
     Setting(
         "sitemap_server.render_cache_bytes",

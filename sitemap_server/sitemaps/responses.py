@@ -22,7 +22,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 from sqlalchemy.engine import Connection
 
-from ..documents import GZIP_FILE, TEXT, XML
+from ..documents import FEED, GZIP_FILE, TEXT, XML
 from .reader import Reader, ReadState
 
 X_ROBOTS_TAG = "noindex, follow"
@@ -37,7 +37,12 @@ GZIP_WBITS = 31
 XML_CONTENT_TYPE = "text/xml"
 # Each form of a document (``documents.XML`` …) as it is sent: the gzip file is the
 # gzipped XML as it is, with no Content-Encoding (RFC 6713's type).
-CONTENT_TYPES = {XML: XML_CONTENT_TYPE, GZIP_FILE: "application/gzip", TEXT: "text/plain"}
+CONTENT_TYPES = {
+    XML: XML_CONTENT_TYPE,
+    GZIP_FILE: "application/gzip",
+    TEXT: "text/plain",
+    FEED: "application/atom+xml",
+}
 # zlib's fast levels (1-3) against the default 6, on a 1,000-URL page of the benchmark
 # site (180 KB): 0.28 ms and 11.3 KB at 3, 0.83 ms and 10.2 KB at 6; a 50,000-URL page
 # takes 15 ms instead of 33. Every new version is compressed once, before it is served.

@@ -41,6 +41,7 @@ from ..documents import (
     sitemap_url,
 )
 from ..models import SITE_KEY, SitemapEntry, SitemapPage
+from .feed import feed_view
 from .pages import IN_PAGE, page_range
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
@@ -289,6 +290,8 @@ def robots_view(request: Request) -> Response:
         sitemaps = "".join(
             f"Sitemap: {site.site_url}{index_path(part)}\n" for part in range(1, parts + 1)
         )
+        if request.registry.settings["sitemap_server.feed.in_robots"]:
+            sitemaps += f"Sitemap: {site.site_url}{documents.FEED_PATH}\n"
         text = f"User-agent: *\nDisallow:\n\n{sitemaps}"
     return Response(text, content_type="text/plain", charset="UTF-8")
 
@@ -313,6 +316,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("sitemap.legacy_index", documents.LEGACY_INDEX_ROUTE)
     config.add_route("sitemap.page", documents.PAGE_ROUTE)
     config.add_route("robots", "/robots.txt")
+    config.add_route("sitemap.feed", documents.FEED_PATH)
     # The admin API answers its own 404s as problem details.
     config.add_notfound_view(not_found_view, path_info=r"^(?!/api(/|$))")
     # A document of the read path with a method its views do not take (PUT, DELETE …).
@@ -323,6 +327,7 @@ def includeme(config: Configurator) -> None:
     config.add_view(legacy_index_view, route_name="sitemap.legacy_index", request_method="GET")
     config.add_view(page_view, route_name="sitemap.page", request_method="GET")
     config.add_view(robots_view, route_name="robots", request_method="GET")
+    config.add_view(feed_view, route_name="sitemap.feed", request_method="GET")
     config.include(".html")  # the same documents as pages for people, from their XSL
     for number, (path, asset) in enumerate(sorted(site.xsl_files.items())):
         config.add_route(f"sitemap.xsl.{number}", path)

@@ -585,6 +585,28 @@ def test_an_independent_consumer_reads_the_text_and_gzip_file_of_each_sitemap(si
     assert [page.url for page in zipped.all_pages()] == want
 
 
+def test_an_independent_consumer_reads_the_feed_as_a_sitemap(site):
+    """ultimate-sitemap-parser reads ``/sitemap.atom`` as the Atom sitemap it is: the
+    feed's URLs, each with its date (S-313)."""
+    from usp.fetch_parse import SitemapFetcher
+    from usp.objects.sitemap import PagesAtomSitemap
+
+    feed = etree.fromstring(requests.get(site + "/sitemap.atom", timeout=10).content)
+    atom = {"a": "http://www.w3.org/2005/Atom"}
+    want = feed.xpath("a:entry/a:link/@href", namespaces=atom)
+    dates = feed.xpath("a:entry/a:updated/text()", namespaces=atom)
+    assert len(want) == 100  # the demo has more listed URLs than the feed's default
+
+    read = SitemapFetcher(site + "/sitemap.atom", recursion_level=0).sitemap()
+
+    assert isinstance(read, PagesAtomSitemap), read
+    pages = list(read.all_pages())
+    assert [page.url for page in pages] == want
+    # It keeps an entry's date as a news story's (its model of a feed's item).
+    read_dates = [page.news_story.publish_date for page in pages]
+    assert read_dates == [datetime.fromisoformat(d) for d in dates]
+
+
 def test_the_api_docs_render_from_the_site_alone(page, site):
     """Swagger UI shows the admin API with everything loaded from the site itself: no
     CDN (the browser resolves no other host anyway), no script its policy refuses."""

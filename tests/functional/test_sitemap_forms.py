@@ -173,7 +173,9 @@ def test_a_private_site_has_empty_forms(api, books, testapp):
     assert_not_found(testapp, "/book-sitemap2.txt")
 
 
-@pytest.mark.parametrize("path", ["/book-sitemap.txt", "/post-sitemap7.xml.gz", "/sitemap.xml.gz"])
+@pytest.mark.parametrize(
+    "path", ["/book-sitemap.txt", "/post-sitemap7.xml.gz", "/sitemap.xml.gz", "/sitemap.atom"]
+)
 def test_content_cannot_take_a_forms_url(api, books, path):
     response = api.post_json(
         "/api/posts",
