@@ -64,6 +64,13 @@ class NotFound(ServiceError):
     title = "Not Found"
 
 
+class Gone(ServiceError):
+    """What the request names existed and no longer does (a change feed's old cursor)."""
+
+    status = 410
+    title = "Gone"
+
+
 class Conflict(ServiceError):
     """The input collides with what is stored (duplicate slug or name, object in use)."""
 

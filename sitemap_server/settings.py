@@ -184,6 +184,13 @@ SETTINGS: tuple[Setting, ...] = (
         doc="Whether robots.txt names the Atom feed as a sitemap too (it always names the index).",
     ),
     Setting(
+        "sitemap_server.changes.keep_days",
+        "30",
+        positive_int,
+        doc="How long the change feed (GET /api/changes) keeps a removed URL's tombstone; a "
+        "reader whose cursor is older is told to read the feed again from 0.",
+    ),
+    Setting(
         "sitemap_server.render_cache_bytes",
         str(64 * 1024 * 1024),
         positive_int,

@@ -23,12 +23,15 @@ tools would:
 - the application restarted with another site URL in its ini file (S-315);
 - and time passing scheduled posts and the news sitemap's 48 hours.
 
-After every step that changed something, two comparisons must find nothing:
+After every step that changed something, three comparisons must find nothing:
 - the stored sitemaps against a rebuild from the content (``check``: every provider rebuilt,
   compared entry by entry and page by page);
 - the served index and documents, as a crawler reads them, against the plain reference
   (``tests/reference.py``: the spec's rules in plain Python, sharing no engine code), and
-  no URL served twice.
+  no URL served twice;
+- the URLs an integrator holds who follows the change feed (S-705: ``GET /api/changes``
+  from its last cursor, from 0 when the feed says to start again) against every URL the
+  served sitemaps list, the plugins' included.
 
 Writes only record their changes; the maintainer applies them. On SQLite the sitemap
 requests and ``check`` apply them (``max_staleness`` is 0 in the tests); on PostgreSQL a
@@ -62,7 +65,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-from reference import differences, expected, served
+from reference import NS, differences, expected, served
 from sqlalchemy.orm import Session
 
 from sitemap_server.app import main, site_of_app
@@ -70,7 +73,13 @@ from sitemap_server.models.meta import Clock, utcnow
 from sitemap_server.services.tokens import create_token
 from sitemap_server.sitemaps.check import check
 from sitemap_server.sitemaps.maintenance import apply_all
-from sitemap_server.testing import SITE_URL, client, installed_plugins_loaded, reset_database
+from sitemap_server.testing import (
+    SITE_URL,
+    client,
+    installed_plugins_loaded,
+    parse_sitemap,
+    reset_database,
+)
 
 STATUSES = ["publish", "publish", "publish", "publish", "future", "draft", "private", "pending"]
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -212,6 +221,7 @@ def machine_for(
             # them would repeat the last comparison (a fifth to a quarter of the steps).
             self.changed = True
             self.base: dict[str, list[int]] | None = None
+            self.mirror = FeedMirror()
 
         def write(self, method: str, path: str, body: Any = None) -> Any:
             """The API's answer to a write: what it made or changed, or None for a refusal
@@ -716,12 +726,51 @@ def machine_for(
                 want = expected(session, restarts.site_url, utcnow())
             assert report.differences == []
             assert differences(want, served(self.api, want.site_url)) == []
+            assert self.mirror.follow(self.api) == every_listed_url(self.api, want.site_url)
             self.changed = False
 
         def teardown(self) -> None:
             Clock.offset = timedelta(0)
 
     return Site
+
+
+class FeedMirror:
+    """An integrator following the change feed: the URLs it was told are listed."""
+
+    def __init__(self) -> None:
+        self.urls: set[str] = set()
+        self.cursor = "0"
+
+    def follow(self, api: Any) -> set[str]:
+        """Read the feed from the cursor to its end, applying each change."""
+        while True:
+            params = {"since": self.cursor, "limit": 200}
+            response = api.get("/api/changes", params, expect_errors=True)
+            if response.status_int == 410:  # another site URL: every URL is another
+                assert self.cursor != "0", response.text
+                self.urls, self.cursor = set(), "0"
+                continue
+            assert response.status_int == 200, response.text
+            page = response.json
+            for change in page["changes"]:
+                if change["change"] == "removed":
+                    self.urls.discard(change["url"])
+                else:
+                    self.urls.add(change["url"])
+            self.cursor = page["next"]
+            if not page["more"]:
+                return self.urls
+
+
+def every_listed_url(app: Any, site_url: str) -> set[str]:
+    """Every URL of every sitemap the index lists, the plugins' included."""
+    found: set[str] = set()
+    index = parse_sitemap(app.get("/sitemap_index.xml", status=200).body)
+    for loc in index.iterfind("s:sitemap/s:loc", NS):
+        document = parse_sitemap(app.get(loc.text[len(site_url) :], status=200).body)
+        found.update(url.text for url in document.iterfind("s:url/s:loc", NS))
+    return found
 
 
 @contextmanager

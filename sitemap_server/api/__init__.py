@@ -34,6 +34,7 @@ ROUTES: dict[str, str] = {
     "api.plugins": "/api/plugins",
     "api.explain": "/api/explain",
     "api.sitemaps_status": "/api/sitemaps/status",
+    "api.changes": "/api/changes",
 }
 
 

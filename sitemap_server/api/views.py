@@ -13,7 +13,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from ..content.links import Links
-from ..errors import FieldProblem, NotFound, ServiceError
+from ..errors import FieldProblem, Gone, NotFound, ServiceError
 from ..models import Author, Post, PostType, Taxonomy, Term, post_terms
 from ..models import site as site_model
 from ..models.meta import utcnow
@@ -21,6 +21,7 @@ from ..services import authors, posts, site, terms, types
 from ..services.common import parse_datetime
 from ..sitemaps.changes import Waiting
 from ..sitemaps.explain import KINDS
+from ..sitemaps.journal import CursorRefused, read_changes
 from . import representations as rep
 from .auth import ADMIN
 
@@ -339,3 +340,24 @@ def sitemaps_status(request: Request) -> dict[str, Any]:
         found["change"] = change
         found["applied"] = Waiting.applied(session, change)
     return found
+
+
+# The change feed (S-705) ------------------------------------------------------------------
+
+
+@api_view(route_name="api.changes", request_method="GET")
+def list_changes(request: Request) -> dict[str, Any]:
+    """The listed URLs added, updated and removed since a cursor (``sitemaps/journal.py``)."""
+    params = query(request)
+    # As a sitemap request would: what has waited longer than max_staleness is applied
+    # first (when no worker does it), so the feed tells what the sitemaps list.
+    request.site.reader.state()
+    session = request.dbsession
+    since = params.get("since", "0")
+    try:
+        changes, cursor, more, private = read_changes(
+            session, since, params.get("limit") or 1000, site_model.site_url_of(session)
+        )
+    except CursorRefused as refused:
+        raise Gone(str(refused), [FieldProblem("since", str(refused))]) from None
+    return {"changes": changes, "next": str(cursor), "more": more, "private": private}

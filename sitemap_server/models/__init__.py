@@ -35,7 +35,15 @@ from .content import (
 from .meta import SITE_KEY, Base, metadata, site_of
 from .notifications import Notification, NotificationAttempt, NotificationChange
 from .site import SiteSettings
-from .sitemaps import SITE, SitemapChange, SitemapEntry, SitemapPage, SitemapVersion
+from .sitemaps import (
+    SITE,
+    ChangeFeed,
+    ListedUrl,
+    SitemapChange,
+    SitemapEntry,
+    SitemapPage,
+    SitemapVersion,
+)
 
 if TYPE_CHECKING:
     from ..site import Site
@@ -45,7 +53,9 @@ __all__ = [
     "ApiToken",
     "Author",
     "Base",
+    "ChangeFeed",
     "ImportedObject",
+    "ListedUrl",
     "Notification",
     "NotificationAttempt",
     "NotificationChange",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .content import MAX_URL_LENGTH
@@ -32,6 +32,8 @@ class SitemapEntry(Base):
     __table_args__ = (
         # The newest entry of a provider: the date of its home page or archive.
         Index("ix_sitemap_entries_provider_lastmod", "provider", "lastmod"),
+        # Whether a URL is listed by any sitemap (the change feed's journal asks).
+        Index("ix_sitemap_entries_path", "path"),
         # Clustered by its key on SQLite: a page is one contiguous range of the table.
         {"sqlite_with_rowid": False},
     )
@@ -84,6 +86,43 @@ class SitemapVersion(Base):
     # The output settings of ``rendered_with`` (``Site.output_settings``), as they
     # read: a start with others rebuilds the provider and says what changed.
     built_with: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class ListedUrl(Base):
+    """A URL the sitemaps list, or listed and no longer do (a tombstone), at its place in
+    the change feed: the number of its last change (``sitemaps/journal.py``, S-705)."""
+
+    __tablename__ = "listed_urls"
+    __table_args__ = (
+        # The tombstones past their time (``journal.forget_tombstones``).
+        Index("ix_listed_urls_removed_changed_at", "removed", "changed_at"),
+    )
+
+    # Site-relative, as ``sitemap_entries.path``.
+    path: Mapped[str] = mapped_column(String(MAX_URL_LENGTH), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, unique=True)
+    # The number it was listed at (again, after a removal): a reader who started after it
+    # hears "updated" of a later change, one who started before, "added".
+    added_seq: Mapped[int] = mapped_column(BigInteger)
+    # Its newest lastmod in any sitemap (as listed last, for a tombstone).
+    lastmod: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    removed: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ChangeFeed(Base):
+    """The change feed's one row: its name, its last number, the number up to which
+    tombstones were forgotten, and whether the journal holds a private site (nothing)."""
+
+    __tablename__ = "change_feed"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, default=1)
+    # Random, made with the table: a database made again (or another one) is another feed,
+    # and a reader's cursor of the old one is refused, not misread.
+    feed_id: Mapped[str] = mapped_column(String(32))
+    last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    horizon: Mapped[int] = mapped_column(BigInteger, default=0)
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class SitemapChange(Base):

@@ -8,7 +8,10 @@ entry, in key order, without holding either in memory. The savepoint is rolled b
 kept with ``repair``, so a check changes nothing and a repair is one transaction.
 
 Versions are not compared: a rebuild bumps them, and only their order means anything.
-The table of which object has which URL (``object_urls``) is compared and rebuilt too.
+The table of which object has which URL (``object_urls``) is compared and rebuilt too,
+and so is the change feed's journal (``journal.py``): the URLs it tells an integrator are
+listed, and their dates, against those of the rebuild (which brings it to them, as
+every rebuild does), under the name ``change feed``.
 
 What no rebuild can mend is reported too (``content_problems``): a cycle of parents
 (which concurrent re-parentings could once store) and a URL that two objects list (S-107).
@@ -20,11 +23,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import Table, column, func, select, table, text
+from sqlalchemy import String, Table, and_, column, func, or_, select, table, text
 from sqlalchemy.orm import Session
 
 from ..content import object_urls
-from ..models import Post, SitemapEntry, SitemapPage, SitemapVersion, Term, site_of
+from ..models import ListedUrl, Post, SitemapEntry, SitemapPage, SitemapVersion, Term, site_of
+from ..models.meta import UTCDateTime
 from .changes import ContentChanges
 from .maintenance import all_providers, catch_up, refresh
 
@@ -42,6 +46,10 @@ MAX_REPORTED = 1000
 OWN_URL_KINDS = ("post", "term", "author")
 # The table of which object has which URL (``content.object_urls``), compared as well.
 URLS_TABLE = "object_urls"
+# The change feed's journal, compared too (its repair is the rebuild's: ``journal.record``
+# looks at every path of a rebuild).
+FEED = "change feed"
+STORED_FEED = "check_stored_listed_urls"
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,14 @@ def check(session: Session, repair: bool = False) -> Report:
         session.execute(
             text(f"CREATE TEMPORARY TABLE {STORED_ENTRIES} AS SELECT * FROM sitemap_entries")
         )
+        session.execute(text(f"DROP TABLE IF EXISTS {STORED_FEED}"))
+        session.execute(
+            text(
+                f"CREATE TEMPORARY TABLE {STORED_FEED} AS "
+                "SELECT path, lastmod FROM listed_urls WHERE removed = :no"
+            ),
+            {"no": False},
+        )
         urls = object_urls.all_urls(session)
         before = report.count
         for path, stored, expected in object_urls.differences(session, urls):
@@ -117,12 +133,14 @@ def check(session: Session, repair: bool = False) -> Report:
         session.flush()
         _compare_entries(session, report)
         _compare_pages(report, stored_pages, _pages(session))
+        _compare_feed(session, report)
         expected_dues = _dues(session)
         for provider in sorted(stored_dues.keys() | expected_dues.keys()):
             stored, expected = stored_dues.get(provider), expected_dues.get(provider)
             if stored != expected:
                 report.add(Difference(provider, "due_at", "due_at", stored, expected))
         session.execute(text(f"DROP TABLE {STORED_ENTRIES}"))
+        session.execute(text(f"DROP TABLE {STORED_FEED}"))
     except BaseException:
         savepoint.rollback()
         raise
@@ -132,6 +150,33 @@ def check(session: Session, repair: bool = False) -> Report:
     else:
         savepoint.rollback()
     return report
+
+
+def _compare_feed(session: Session, report: Report) -> None:
+    """The URLs the journal told as listed before the rebuild against those it tells
+    after it, with their dates."""
+    told = table(STORED_FEED, column("path", String()), column("lastmod", UTCDateTime()))
+    now = ListedUrl
+    listed_now = and_(now.path == told.c.path, now.removed.is_(False))
+    gone_or_moved = (
+        select(told.c.path, told.c.lastmod, now.path, now.lastmod)
+        .outerjoin(now, listed_now)
+        .where(or_(now.path.is_(None), now.lastmod.is_distinct_from(told.c.lastmod)))
+        .order_by(told.c.path)
+    )
+    for path, stored, listed, expected in session.execute(gone_or_moved):
+        if listed is None:
+            report.add(Difference(FEED, path, "listed", True, False))
+        else:
+            report.add(Difference(FEED, path, "lastmod", stored, expected))
+    untold = (
+        select(now.path)
+        .outerjoin(told, told.c.path == now.path)
+        .where(now.removed.is_(False), told.c.path.is_(None))
+        .order_by(now.path)
+    )
+    for path in session.scalars(untold):
+        report.add(Difference(FEED, path, "listed", False, True))
 
 
 def content_problems(session: Session) -> Iterator[Difference]:

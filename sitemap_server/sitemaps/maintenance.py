@@ -41,7 +41,7 @@ from ..models import (
 from ..models.meta import utcnow
 from ..models.site import configured_site_url, effective_site_url, get_settings, site_zone
 from . import changes as change_log
-from . import newest
+from . import journal, newest
 from .changes import ContentChanges
 from .failures import OUTAGE, WHOLE, failed
 from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, in_refresh_order
@@ -217,6 +217,7 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
     # no provider makes any more) leave the database.
     gone = set(changes.providers) - {*names, SITE}
     if changes.everything or gone:
+        journal.everything(ctx)  # what the sitemaps gone listed leaves the feed
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
             if changes.everything:
                 session.execute(delete(table).where(table.provider.not_in([*names, SITE])))
@@ -271,6 +272,7 @@ def update_all(
                 if bulk:  # later providers join the entries just stored
                     update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
             bump_changed(ctx)
+        journal.record(ctx)
         return
     except OUTAGE:
         raise
@@ -284,6 +286,9 @@ def update_all(
         contained_update(ctx, provider, keys, stored)
         if bulk:
             update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
+    # The paths noted by what was undone are compared too: the journal follows what is
+    # stored, whatever was noted.
+    journal.record(ctx)
 
 
 def contained_update(

@@ -21,7 +21,7 @@ from sqlalchemy import Table, bindparam, delete, func, insert, select
 from ..batches import chunks
 from ..models import SitemapEntry
 from ..models.notifications import ADDED, REMOVED, UPDATED
-from . import newest
+from . import journal, newest
 from .chain import prepared
 from .changes import UrlChange
 from .entries import Entry, StoredEntry
@@ -107,6 +107,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     if after == before:
         return  # nothing a crawler would see has changed: no new version
     changed(ctx, provider)
+    journal.touched(ctx, changed_paths(before, after))
     _announce(ctx, provider, url_changes(ctx, before, after))
     if 0 in keys:
         _replace(ctx, provider, {0}, special)
@@ -150,8 +151,10 @@ def _rebuild_provider(ctx: BuildContext, provider: Provider) -> None:
     set_rendered(session, provider.name, render_key(provider.template, ctx.output_key), ctx.output)
     new = None if old is None else _compared(ctx, provider)
     if old is None or new is None:
+        journal.everything(ctx)
         _announce(ctx, provider, None)
     else:
+        journal.touched(ctx, changed_paths(old, new))
         _announce(ctx, provider, url_changes(ctx, old, new))
 
 
@@ -191,6 +194,17 @@ def url_changes(ctx: BuildContext, before: Stored, after: Stored) -> list[UrlCha
         elif previous != entry:
             found[entry.path] = UPDATED
     return [UrlChange(ctx.site_url + path, change) for path, change in found.items()]
+
+
+def changed_paths(before: Stored, after: Stored) -> set[str]:
+    """The paths of the entries that appeared, changed or went between ``before`` and
+    ``after`` (both paths of an entry that moved)."""
+    found: set[str] = set()
+    for position in before.keys() | after.keys():
+        old, new = before.get(position), after.get(position)
+        if old != new:
+            found.update(entry.path for entry in (old, new) if entry is not None)
+    return found
 
 
 def _announce(ctx: BuildContext, provider: Provider, urls: list[UrlChange] | None) -> None:

@@ -1,7 +1,8 @@
-"""A client generated from the served ``/api/openapi.json`` by openapi-python-client, the
-usual Python generator, as an integrator would make one: every schema and every JSON
-operation is generated, and the client creates, reads, updates and deletes a post
-against a real ``pserve production.ini``."""
+"""The admin API's clients as integrators make them, against a real ``pserve
+production.ini``: one generated from the served ``/api/openapi.json`` by
+openapi-python-client, the usual Python generator (every schema and every JSON operation
+is generated; it creates, reads, updates and deletes a post), and the change feed's
+client that docs/api.md prints, run as printed."""
 
 from __future__ import annotations
 
@@ -13,11 +14,18 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
 
-from sitemap_server.testing import serve_production
+from sitemap_server.testing import (
+    PROJECT_ROOT,
+    SITEMAP_NS,
+    apply_changes,
+    parse_sitemap,
+    serve_production,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -120,3 +128,49 @@ def use_posts(client: Any, models: Any, posts: Any) -> None:
     assert deleted.status_code == 204
     gone = posts.get_post.sync(created.id, client=client)
     assert isinstance(gone, models.Problem) and gone.status == 404
+
+
+def docs_example(heading: str) -> str:
+    """The Python example of a section of docs/api.md, as it is printed there."""
+    text = (PROJECT_ROOT / "docs" / "api.md").read_text()
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def served_urls(base: str) -> set[str]:
+    """Every URL the sitemaps served at ``base`` list, as a crawler reads them."""
+    ns = {"s": SITEMAP_NS}
+    index = parse_sitemap(requests.get(f"{base}/sitemap_index.xml", timeout=10).content)
+    found: set[str] = set()
+    for loc in index.iterfind("s:sitemap/s:loc", ns):
+        path = loc.text.removeprefix(SITE_URL)
+        document = parse_sitemap(requests.get(base + path, timeout=10).content)
+        found.update(url.text for url in document.iterfind("s:url/s:loc", ns))
+    return found
+
+
+def test_the_change_feed_client_of_the_docs_holds_what_the_sitemaps_list(server, api):
+    """docs/api.md's client, run as printed, against ``pserve production.ini``."""
+    namespace: dict[str, Any] = {}
+    exec(compile(docs_example("Change feed"), "docs/api.md", "exec"), namespace)
+    follow = namespace["follow"]
+    token = api.authorization[1]
+    posts = [
+        api.post_json(
+            "/api/posts", {"type": "post", "title": f"Post {n}", "status": "publish"}
+        ).json
+        for n in range(3)
+    ]
+    apply_changes(api)  # as a worker would
+    # The served site's URLs (its site URL is the server's environment's).
+    urls = [SITE_URL + urlsplit(p["permalink"]).path for p in posts]
+
+    state = follow(server, token, {"cursor": "0", "urls": set()})
+    assert state["urls"] == served_urls(server)
+    assert set(urls) <= state["urls"]
+
+    api.delete(f"/api/posts/{posts[0]['id']}", status=204)
+    apply_changes(api)
+    state = follow(server, token, state)
+    assert urls[0] not in state["urls"]
+    assert state["urls"] == served_urls(server)

@@ -3,7 +3,7 @@
 Whatever schemathesis sends, valid or not, the API answers below 500, every error is
 problem details, and a rejected request leaves the database as it was. A request the
 document says is valid is never refused for its shape: it succeeds, or names something
-missing or taken (404, 409, 422), never 400 (the document says exactly what the server
+missing, taken or gone (404, 409, 410, 422), never 400 (the document says exactly what the server
 accepts). Responses are also checked against the document by the app itself
 (``validate_responses`` is on in tests).
 """
@@ -71,10 +71,17 @@ schema.config.generation.update(
 schema.config.phases.coverage.generation.update(modes=[GenerationMode.POSITIVE])
 
 # A request the document allows is refused only for what the document cannot know: an
-# object that does not exist (404), a name or slug taken (409), a reference to nothing or a
-# rule between fields (422). A 400 means the document promised too much.
+# object that does not exist (404), a name or slug taken (409), a change feed's cursor the
+# feed never gave or no longer continues from (410), a reference to nothing or a rule
+# between fields (422). A 400 means the document promised too much.
 schema.config.checks.update(included_check_names=["not_a_server_error", "positive_data_acceptance"])
-schema.config.checks.positive_data_acceptance.expected_statuses = ["2xx", "404", "409", "422"]
+schema.config.checks.positive_data_acceptance.expected_statuses = [
+    "2xx",
+    "404",
+    "409",
+    "410",
+    "422",
+]
 
 # The document's own formats (schema.py's FORMATS), generated in the shape they describe
 # and kept only when the server's check takes them: the server's definition is the one.
