@@ -301,6 +301,26 @@ def app_with(engine: Engine, app_settings: dict[str, Any]) -> Iterator[Callable[
 
 
 @pytest.fixture
+def app_for(
+    app_settings: dict[str, Any], api_token: str, clean_database: Engine
+) -> Iterator[Callable[..., Any]]:
+    """Another instance of the application on the test database, with settings of its
+    own, closed when the test ends (``app_with`` keeps its instances, and their database
+    connections, for the whole session): ``app_for(**settings)`` is a WebTest client of
+    it, ``app_for(signed_in=True)`` one with the test's API token."""
+    made: list[Any] = []
+
+    def make(signed_in: bool = False, **overrides: Any) -> Any:
+        app = make_app(Site({**app_settings, **overrides}))
+        made.append(app)
+        return client(app, api_token if signed_in else None)
+
+    yield make
+    for app in made:
+        site_of_app(app).close()
+
+
+@pytest.fixture
 def testapp(wsgi_app: Any, clean_database: Engine) -> Any:
     """The application through WebTest, without credentials."""
     return client(wsgi_app)

@@ -13,7 +13,7 @@ from sqlalchemy import delete, update
 
 from sitemap_server.models import ListedUrl
 from sitemap_server.sitemaps.check import check
-from sitemap_server.testing import client, index_locs, url_locs
+from sitemap_server.testing import index_locs, url_locs
 
 SITE = "http://sitemaps.test"
 
@@ -179,10 +179,8 @@ def test_a_cursor_past_the_end_is_gone(api):
     api.get("/api/changes", {"since": f"{name}.{int(number) + 1}"}, status=410)
 
 
-def test_tombstones_are_kept_keep_days_then_old_cursors_start_again(
-    api, app_with, api_token, clock
-):
-    app = client(app_with(**{"sitemap_server.changes.keep_days": "2"}), api_token)
+def test_tombstones_are_kept_keep_days_then_old_cursors_start_again(api, app_for, clock):
+    app = app_for(signed_in=True, **{"sitemap_server.changes.keep_days": "2"})
     post = create_post(app, "short-lived")
     create_post(app, "kept", 2)
     mirror = Mirror()
@@ -204,13 +202,13 @@ def test_tombstones_are_kept_keep_days_then_old_cursors_start_again(
     assert set(fresh.urls) == listed(app)
 
 
-def test_a_cursor_reads_on_in_another_process(api, app_with, api_token):
+def test_a_cursor_reads_on_in_another_process(api, app_for):
     create_post(api, "post-1")
     mirror = Mirror()
     mirror.follow(api)
     create_post(api, "post-2", 2)
 
-    other = client(app_with(**{"sitemap_server.render_cache_bytes": "1048576"}), api_token)
+    other = app_for(signed_in=True)
     read = mirror.follow(other)
 
     assert f"{SITE}/2024/03/post-2/" in {c["url"] for c in read}

@@ -18,7 +18,7 @@ from webob import Request
 
 from sitemap_server.models import SitemapEntry
 from sitemap_server.sitemaps.feed import newest
-from sitemap_server.testing import client, xml_parser
+from sitemap_server.testing import xml_parser
 
 SITE = "http://sitemaps.test"
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -88,10 +88,10 @@ def test_a_change_moves_its_url_to_the_top_and_changes_the_etag(api, testapp):
     assert entries[0] == (posts[0]["permalink"], datetime.fromisoformat(when(20)))
 
 
-def test_the_number_of_entries_is_a_setting(api, testapp, app_with):
+def test_the_number_of_entries_is_a_setting(api, testapp, app_for):
     for day in range(1, 8):
         create_post(api, f"post-{day}", day)
-    app = client(app_with(**{"sitemap_server.feed.entries": "3"}))
+    app = app_for(**{"sitemap_server.feed.entries": "3"})
 
     _, entries = read_feed(app)
 
@@ -115,8 +115,8 @@ def test_an_empty_site_has_a_valid_empty_feed(testapp):
 
 
 @pytest.mark.parametrize(("named", "lines"), [("false", 1), ("true", 2)])
-def test_robots_txt_names_the_feed_when_asked(app_with, clean_database, named, lines):
-    app = client(app_with(**{"sitemap_server.feed.in_robots": named}))
+def test_robots_txt_names_the_feed_when_asked(app_for, named, lines):
+    app = app_for(**{"sitemap_server.feed.in_robots": named})
     sitemaps = [
         line for line in app.get("/robots.txt").text.splitlines() if line.startswith("Sitemap:")
     ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
@@ -26,7 +26,6 @@ from sqlalchemy.orm import Session
 from webob import Request
 from webtest import TestApp
 
-from sitemap_server.app import main, site_of_app
 from sitemap_server.services.tokens import create_token
 from sitemap_server.sitemaps import rendering, responses
 from sitemap_server.testing import (
@@ -162,25 +161,6 @@ def books(api: TestApp) -> list[dict[str, Any]]:
     update_settings(api, entries_per_page=PER_PAGE)
     create_type(api, "book")
     return [create_book(api, n) for n in range(1, 9)]
-
-
-@pytest.fixture
-def make_app(app_settings: dict[str, Any], api_token: str) -> Iterator[Callable[..., TestApp]]:
-    """Another instance of the application on the test database: ``make_app(**settings)``;
-    ``make_app(signed_in=True)`` carries the test's API token."""
-    made: list[Any] = []
-
-    def make(signed_in: bool = False, **overrides: Any) -> TestApp:
-        app = main({}, **{**app_settings, **overrides})
-        made.append(app)
-        client = TestApp(app)
-        if signed_in:
-            client.authorization = ("Bearer", api_token)
-        return client
-
-    yield make
-    for app in made:
-        site_of_app(app).close()
 
 
 # S-301, S-304: the index and pagination -------------------------------------------------
@@ -662,9 +642,9 @@ def test_cache_control_is_the_default(books, testapp, path):
     assert testapp.get(path).headers["Cache-Control"] == DEFAULT_CACHE_CONTROL
 
 
-def test_cache_control_follows_the_setting(books, make_app):
+def test_cache_control_follows_the_setting(books, app_for):
     configured = "public, max-age=300, must-revalidate"
-    other = make_app(**{"sitemap_server.cache_control": configured})
+    other = app_for(**{"sitemap_server.cache_control": configured})
     for path in [*SITEMAP_PATHS, "/page-sitemap.xml", XSL_PATH]:
         assert other.get(path).headers["Cache-Control"] == configured
     etag = other.get("/sitemap_index.xml").headers["ETag"]
@@ -699,8 +679,8 @@ def snapshot(app: TestApp) -> dict[str, tuple[bytes, str]]:
     return found
 
 
-def test_two_instances_agree_after_writes_through_either(api, books, testapp, make_app):
-    other = make_app(signed_in=True)
+def test_two_instances_agree_after_writes_through_either(api, books, testapp, app_for):
+    other = app_for(signed_in=True)
     assert snapshot(testapp) == snapshot(other)  # both have rendered and cached everything
 
     update_post(other, books[0], status="draft")
@@ -739,8 +719,8 @@ def test_nothing_rendered_before_the_database_was_recreated_is_served(
     assert [loc for loc, _ in page_entries(testapp, "book")] == [f"{SITE}/book/after/"]
 
 
-def test_an_etag_from_one_instance_is_honoured_by_the_other(books, testapp, make_app):
-    other = make_app()
+def test_an_etag_from_one_instance_is_honoured_by_the_other(books, testapp, app_for):
+    other = app_for()
     etag = testapp.get("/book-sitemap.xml").headers["ETag"]
     other.get("/book-sitemap.xml", headers={"If-None-Match": etag}, status=304)
 
