@@ -13,6 +13,7 @@ import importlib.metadata
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -282,7 +283,10 @@ def apply_changes(site: Site, quiet: bool = False) -> None:
     are built when the command ends; unless a worker runs, which applies them itself. It
     never fails the command: what is not applied now is applied by a worker or by the
     sitemap requests (``max_staleness``), and the command says so."""
+    from tqdm import tqdm
+
     from .outages import database_unavailable
+    from .sitemaps.changes import Waiting
     from .sitemaps.presence import worker_alive
 
     try:
@@ -290,9 +294,22 @@ def apply_changes(site: Site, quiet: bool = False) -> None:
             if not quiet:
                 print("a worker is running: it brings the sitemaps up to date", file=sys.stderr)
             return
+        with site.sessions() as session:
+            waiting = Waiting.read(session).count
         if not quiet:
-            print("bringing the sitemaps up to date …", file=sys.stderr)
-        site.engine.apply()
+            print(f"applying {waiting:,} changes to the sitemaps …", file=sys.stderr)
+        started = time.monotonic()
+        bar = tqdm(
+            total=waiting, unit=" changes", desc="applying", disable=quiet or None, file=sys.stderr
+        )
+        with bar:
+            applied = site.engine.apply(progress=bar.update)
+        if not quiet:
+            seconds = time.monotonic() - started
+            print(
+                f"the sitemaps are up to date ({applied:,} changes applied in {seconds:.1f} s)",
+                file=sys.stderr,
+            )
     except Exception as error:
         if not database_unavailable(error):
             raise

@@ -17,6 +17,7 @@ method (one idea each); this is the list of what can be done, and the one door t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
@@ -51,11 +52,11 @@ class Engine:
 
     # The maintainer ----------------------------------------------------------------------
 
-    def apply(self) -> int:
+    def apply(self, progress: Callable[[int], object] | None = None) -> int:
         """Apply the change log, batch after batch (each in a transaction of its own),
         unless another maintainer is at work; how many changes were applied
-        (``maintenance.apply_all``)."""
-        return maintenance.apply_all(self.site.sessions)
+        (``maintenance.apply_all``; ``progress`` hears each batch's count)."""
+        return maintenance.apply_all(self.site.sessions, progress)
 
     def apply_some(self, limit: int, wait: bool = True) -> int | None:
         """Apply at most ``limit`` changes, never by a rebuild (``maintenance.apply_some``);

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import logging
 import zlib
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -96,12 +97,17 @@ def _cheaper_to_rebuild(session: Session) -> bool:
     return change_log.holds_at_least(session, max(1, stored // REBUILD_SHARE))
 
 
-def apply_all(sessions: sessionmaker[Session]) -> int:
+def apply_all(
+    sessions: sessionmaker[Session], progress: Callable[[int], object] | None = None
+) -> int:
     """Apply the change log batch after batch, each in a transaction of its own, until
-    none is left or another maintainer is at work; how many were applied."""
+    none is left or another maintainer is at work; how many were applied. ``progress``
+    hears how many each batch applied (a rebuild: all that waited)."""
     applied = 0
     while count := apply_some(sessions, APPLY_BATCH, may_rebuild=True):
         applied += count
+        if progress is not None:
+            progress(count)
     return applied
 
 

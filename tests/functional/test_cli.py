@@ -124,6 +124,10 @@ def test_import_shows_progress_and_a_summary(cli, tmp_path, monkeypatch, dbsessi
     progress = terminal.getvalue()
     assert "importing" in progress
     assert "100%" in progress
+    # What follows the bar: the changes applied to the sitemaps, with a bar of their own.
+    after = progress.split("applying 301 changes to the sitemaps …", 1)[1]
+    assert "applying: 100%" in after
+    assert "the sitemaps are up to date (301 changes applied in " in after
     assert dbsession.scalar(select(func.count()).select_from(Post)) == 300
     assert dbsession.scalar(select(Post.author_id).limit(1)) == 1
 
