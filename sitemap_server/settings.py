@@ -184,6 +184,13 @@ SETTINGS: tuple[Setting, ...] = (
         doc="Whether robots.txt names the Atom feed as a sitemap too (it always names the index).",
     ),
     Setting(
+        "sitemap_server.robots.text",
+        "false",
+        boolean,
+        doc="Whether robots.txt names each sitemap page's text form (/post-sitemap.txt …) "
+        "too; by default the text forms are linked from nowhere.",
+    ),
+    Setting(
         "sitemap_server.changes.keep_days",
         "30",
         positive_int,

@@ -206,6 +206,21 @@ def index_pages(names: tuple[str, ...]) -> Select[Any]:
     )
 
 
+def text_pages(conn: Connection, names: list[str]) -> list[tuple[str, int]]:
+    """Each page of ``names`` an index lists, as (sitemap, page), in the index's order:
+    the text forms robots.txt names when asked (``sitemap_server.robots.text``)."""
+    if not names:
+        return []
+    order = case({name: n for n, name in enumerate(names)}, value=SitemapPage.provider)
+    rows = conn.execute(
+        select(SitemapPage.provider, SitemapPage.page)
+        .where(SitemapPage.provider.in_(names), _LISTED_PAGES)
+        .order_by(order, SitemapPage.page),
+        {"last_page": documents.MAX_PAGES},
+    )
+    return [(name, page) for name, page in rows]
+
+
 def index_parts(conn: Connection, names: list[str]) -> int:
     """How many index files list the pages of ``names`` (one, even when empty)."""
     pages = conn.scalar(
@@ -285,13 +300,19 @@ def robots_view(request: Request) -> Response:
         text = "User-agent: *\nDisallow: /\n"
     else:
         reader: Reader = request.site.reader
+        settings = request.registry.settings
+        names = [p.name for p in site.providers]
         with reader.snapshot() as conn:
-            parts = index_parts(conn, [p.name for p in site.providers])
+            parts = index_parts(conn, names)
+            pages = text_pages(conn, names) if settings["sitemap_server.robots.text"] else []
         sitemaps = "".join(
             f"Sitemap: {site.site_url}{index_path(part)}\n" for part in range(1, parts + 1)
         )
-        if request.registry.settings["sitemap_server.feed.in_robots"]:
+        if settings["sitemap_server.feed.in_robots"]:
             sitemaps += f"Sitemap: {site.site_url}{documents.FEED_PATH}\n"
+        sitemaps += "".join(
+            f"Sitemap: {sitemap_url(site.site_url, name, page, TEXT)}\n" for name, page in pages
+        )
         text = f"User-agent: *\nDisallow:\n\n{sitemaps}"
     return Response(text, content_type="text/plain", charset="UTF-8")
 

@@ -184,3 +184,19 @@ def test_content_cannot_take_a_forms_url(api, books, path):
     )
     assert response.json["errors"][0]["field"] == "path"
     assert "a document the server itself serves" in response.json["detail"]
+
+
+@pytest.mark.parametrize("named", ["false", "true"])
+def test_robots_txt_names_the_text_forms_only_when_asked(books, app_for, named):
+    app = app_for(**{"sitemap_server.robots.text": named})
+    lines = [line for line in app.get("/robots.txt").text.splitlines() if line.endswith(".txt")]
+    pages = [f"{SITE}/{name}-sitemap{n}.txt" for name, n in (("book", ""), ("book", 2))]
+    pages += [f"{SITE}/book-sitemap3.txt"]
+    if named == "false":
+        assert lines == []
+    else:
+        # Every page the index lists, in its order, and each is served.
+        assert [line.removeprefix("Sitemap: ") for line in lines if "book" in line] == pages
+        assert len(lines) == len(locs(app.get("/sitemap_index.xml").body))
+        for line in lines:
+            app.get(line.removeprefix(f"Sitemap: {SITE}"), status=200)
