@@ -9,7 +9,9 @@ records changes as a PATCH would (each post with its author and terms) and times
 sitemap request applies at most when changes waited too long), several times each: wall
 time, CPU time (this process, and on PostgreSQL its backend too, from ``/proc``) and SQL
 statements per pass. ``--profile`` prints where 20 passes of one spend their time;
-``--statements`` prints the statements of one pass of 1.
+``--statements`` prints the statements of one pass of 1. ``--journal-cost`` times each
+size again with the change feed's journal left out of the pass (``journal.record`` a
+no-op), turn about with it, to price what the journal adds to a write's pass.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from write_bench import cpu_seconds, write_ini
 
 from sitemap_server.site import Site
-from sitemap_server.sitemaps import maintenance
+from sitemap_server.sitemaps import journal, maintenance
 from sitemap_server.sitemaps.changes import ContentChanges, log
 
 
@@ -79,6 +81,7 @@ def main() -> None:
         "--profile-size", type=int, default=1, help="changed posts per profiled pass"
     )
     parser.add_argument("--statements", action="store_true")
+    parser.add_argument("--journal-cost", action="store_true")
     parser.add_argument(
         "--one-author",
         action="store_true",
@@ -109,21 +112,32 @@ def main() -> None:
         backend: list[int] = []
         rng = random.Random(1)
         apply(sessions, backend)  # the first pass loads templates and warms caches
+        kept_record = journal.record
+        variants = [("", kept_record)]
+        if args.journal_cost:
+            variants.append((" (no journal)", lambda ctx: None))
         for count in (int(size) for size in args.sizes.split(",")):
-            times, cpus, sent = [], [], []
+            measured: dict[str, tuple[list[float], list[float], list[int]]] = {
+                name: ([], [], []) for name, _ in variants
+            }
             for _ in range(args.repeat):
-                record(sessions, rng, args.posts, count)
-                before = statements.count
-                wall, cpu = apply(sessions, backend)
-                times.append(wall)
-                cpus.append(cpu)
-                sent.append(statements.count - before)
-            print(
-                f"{args.db} {args.posts} posts: a pass applying {count:4} changed posts: "
-                f"median {statistics.median(times) * 1000:.1f} ms "
-                f"(max {max(times) * 1000:.1f}), CPU {statistics.median(cpus) * 1000:.1f} ms, "
-                f"{statistics.median(sent):.0f} statements"
-            )
+                for name, recorder in variants:  # turn about, on the same machine
+                    journal.record = recorder
+                    times, cpus, sent = measured[name]
+                    record(sessions, rng, args.posts, count)
+                    before = statements.count
+                    wall, cpu = apply(sessions, backend)
+                    times.append(wall)
+                    cpus.append(cpu)
+                    sent.append(statements.count - before)
+            journal.record = kept_record
+            for name, (times, cpus, sent) in measured.items():
+                print(
+                    f"{args.db} {args.posts} posts: a pass applying {count:4} changed posts"
+                    f"{name}: median {statistics.median(times) * 1000:.1f} ms "
+                    f"(max {max(times) * 1000:.1f}), CPU {statistics.median(cpus) * 1000:.1f} "
+                    f"ms, {statistics.median(sent):.0f} statements"
+                )
         if args.statements:
             record(sessions, rng, args.posts, 1)
             statements.keep = True
