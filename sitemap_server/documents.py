@@ -39,19 +39,22 @@ XML = "xml"
 GZIP_FILE = "xml.gz"
 TEXT = "txt"
 INDEX_FORMS = (XML, GZIP_FILE)
+PAGE_FORMS = (XML, GZIP_FILE, TEXT)
 # The Atom feed of the most recently changed URLs (``sitemaps/feed.py``), a form of its
 # own.
 FEED = "atom"
 FEED_PATH = "/sitemap.atom"
-PAGE_FORMS = (XML, GZIP_FILE, TEXT)
+# Each set of forms as a regular expression's alternatives.
+_INDEX_FORMS = "|".join(map(re.escape, INDEX_FORMS))
+_PAGE_FORMS = "|".join(map(re.escape, PAGE_FORMS))
 
 # Route patterns: the index's parts, a sitemap's pages (each in its forms), and a
 # document as a page for people (``.html``) or as plain XML's stylesheet (``.css``)
 # under ``HTML_ROOT``.
-INDEX_ROUTE = f"/{INDEX}{{number:{NUMBER}}}.{{form:xml|xml\\.gz}}"
-PAGE_ROUTE = f"/{{name:{NAME}}}-sitemap{{number:{NUMBER}}}.{{form:xml|xml\\.gz|txt}}"
+INDEX_ROUTE = f"/{INDEX}{{number:{NUMBER}}}.{{form:{_INDEX_FORMS}}}"
+PAGE_ROUTE = f"/{{name:{NAME}}}-sitemap{{number:{NUMBER}}}.{{form:{_PAGE_FORMS}}}"
 # Where crawlers look first (``/sitemap.xml``): moved to the index, in the same form.
-LEGACY_INDEX_ROUTE = "/sitemap.{form:xml|xml\\.gz}"
+LEGACY_INDEX_ROUTE = f"/sitemap.{{form:{_INDEX_FORMS}}}"
 DOCUMENT_ROUTE = f"{{document:{INDEX}{NUMBER}|{NAME}-sitemap{NUMBER}}}"
 
 # The same as paths (``explain``): group 1 a page's sitemap name, the next its number
@@ -62,8 +65,8 @@ INDEX_PATH = re.compile(rf"^/{INDEX}([0-9]{{0,9}})\.xml$")
 # Every path the read path answers: what no content may have as its URL.
 _HTML_DIR = HTML_ROOT.strip("/")
 READ_PATH = re.compile(
-    rf"^/({INDEX}{NUMBER}\.xml(?:\.gz)?|sitemap\.xml(?:\.gz)?|sitemap\.atom|robots\.txt"
-    rf"|{NAME}-sitemap{NUMBER}\.(?:xml|xml\.gz|txt)|[^/]+\.xsl"
+    rf"^/({INDEX}{NUMBER}\.(?:{_INDEX_FORMS})|sitemap\.(?:{_INDEX_FORMS})"
+    rf"|{re.escape(FEED_PATH[1:])}|robots\.txt|{NAME}-sitemap{NUMBER}\.(?:{_PAGE_FORMS})|[^/]+\.xsl"
     rf"|{_HTML_DIR}/?|{_HTML_DIR}/[a-z0-9_-]+\.(?:html|css))$"
 )
 

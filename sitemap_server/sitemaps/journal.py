@@ -13,9 +13,11 @@ meets each URL that changed since, once. The numbers only grow: one maintainer a
 time writes them (it holds the maintainer's lock), and its transaction shows them all
 at once.
 
-A tombstone is kept ``sitemap_server.changes.keep_days`` days (``forget_tombstones``);
-the feed then remembers the last number it forgot (``horizon``), and a cursor before it
-is refused (410: read again from 0), since a removal it should hear of is gone.
+A tombstone is kept ``sitemap_server.changes.keep_days`` days at least: the passes that
+change entries forget the older ones (``forget_tombstones``; a pass that changes none
+costs the journal one read of its row). The feed then remembers the last number it
+forgot (``horizon``), and a cursor before it is refused (410: read again from 0), since a
+removal it should hear of is gone.
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ def record(ctx: BuildContext) -> None:
     private = bool(ctx.settings.private)
     look_at_all = ctx.memo.pop(EVERYTHING, False) or feed.private != private
     paths = ctx.memo.pop(TOUCHED, set())
+    if not look_at_all and not paths:
+        return  # a pass that changed no entry: nothing to number, no tombstone made
     seq = feed.last_seq
     if look_at_all:
         for batch, listed in _every_path(session, private):
@@ -151,7 +155,7 @@ def _compare(
     newest date) differs from its row; the last number given."""
     known = {row.path: row for row in session.execute(_KNOWN, {"paths": paths})}
     rows: list[dict[str, Any]] = []
-    for path in sorted(paths):
+    for path in paths:  # in order: the batches come sorted
         row = known.get(path)
         if path in listed:
             lastmod = listed[path]

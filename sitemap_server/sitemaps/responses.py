@@ -164,10 +164,8 @@ def sitemap_response(
                 if found is None:
                     return not_found(request, request.path)
                 rendered = found
-    if as_file:
-        response = Response(content_type=CONTENT_TYPES[form])
-    else:
-        response = Response(content_type=CONTENT_TYPES[form], charset="UTF-8")
+    # A gzip file is bytes: no charset.
+    response = Response(content_type=CONTENT_TYPES[form], charset=None if as_file else "UTF-8")
     return send(request, response, rendered, wants_gzip, as_file)
 
 

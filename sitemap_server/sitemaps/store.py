@@ -107,8 +107,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     if after == before:
         return  # nothing a crawler would see has changed: no new version
     changed(ctx, provider)
-    journal.touched(ctx, changed_paths(before, after))
-    _announce(ctx, provider, url_changes(ctx, before, after))
+    _tell(ctx, provider, before, after)
     if 0 in keys:
         _replace(ctx, provider, {0}, special)
     else:
@@ -154,8 +153,7 @@ def _rebuild_provider(ctx: BuildContext, provider: Provider) -> None:
         journal.everything(ctx)
         _announce(ctx, provider, None)
     else:
-        journal.touched(ctx, changed_paths(old, new))
-        _announce(ctx, provider, url_changes(ctx, old, new))
+        _tell(ctx, provider, old, new)
 
 
 def _compared(ctx: BuildContext, provider: Provider) -> Stored | None:
@@ -178,8 +176,9 @@ def bump_changed(ctx: BuildContext) -> None:
     bump(ctx.session, *ctx.memo.pop(CHANGED, ()))
 
 
-def url_changes(ctx: BuildContext, before: Stored, after: Stored) -> list[UrlChange]:
-    """The URLs whose entries appeared, changed or went between ``before`` and ``after``."""
+def path_changes(before: Stored, after: Stored) -> dict[str, str]:
+    """The paths whose entries appeared, changed or went between ``before`` and ``after``,
+    each with what happened to it (both paths of an entry that moved)."""
     found: dict[str, str] = {}
     for position, entry in before.items():
         if position not in after:
@@ -193,18 +192,15 @@ def url_changes(ctx: BuildContext, before: Stored, after: Stored) -> list[UrlCha
             found[entry.path] = ADDED
         elif previous != entry:
             found[entry.path] = UPDATED
-    return [UrlChange(ctx.site_url + path, change) for path, change in found.items()]
-
-
-def changed_paths(before: Stored, after: Stored) -> set[str]:
-    """The paths of the entries that appeared, changed or went between ``before`` and
-    ``after`` (both paths of an entry that moved)."""
-    found: set[str] = set()
-    for position in before.keys() | after.keys():
-        old, new = before.get(position), after.get(position)
-        if old != new:
-            found.update(entry.path for entry in (old, new) if entry is not None)
     return found
+
+
+def _tell(ctx: BuildContext, provider: Provider, before: Stored, after: Stored) -> None:
+    """What changed between ``before`` and ``after``, compared once: its paths to the
+    change feed's journal, its URLs to the plugins (``sitemap_changed``)."""
+    found = path_changes(before, after)
+    journal.touched(ctx, found)
+    _announce(ctx, provider, [UrlChange(ctx.site_url + p, change) for p, change in found.items()])
 
 
 def _announce(ctx: BuildContext, provider: Provider, urls: list[UrlChange] | None) -> None:

@@ -191,16 +191,23 @@ PATHS = ENTRIES.with_only_columns(SitemapEntry.path)
 _LISTED_PAGES = SitemapPage.page <= bindparam("last_page", type_=Integer)
 
 
-@lru_cache(maxsize=32)
-def index_pages(names: tuple[str, ...]) -> Select[Any]:
-    """The stored ``<sitemap>`` elements of the pages of ``names``, in that order (the
-    providers') and then by page, ``take`` of them after ``skip``: one part of the index.
-    Built once per set of providers."""
+def listed_pages(names: tuple[str, ...], *columns: Any) -> Select[Any]:
+    """``columns`` of the pages of ``names`` an index lists, in the index's order: that of
+    ``names`` (the providers'), then by page."""
     order = case({name: n for n, name in enumerate(names)}, value=SitemapPage.provider)
     return (
-        select(SitemapPage.xml)
+        select(*columns)
         .where(SitemapPage.provider.in_(names), _LISTED_PAGES)
         .order_by(order, SitemapPage.page)
+    )
+
+
+@lru_cache(maxsize=32)
+def index_pages(names: tuple[str, ...]) -> Select[Any]:
+    """The stored ``<sitemap>`` elements of the pages of ``names``, ``take`` of them after
+    ``skip``: one part of the index. Built once per set of providers."""
+    return (
+        listed_pages(names, SitemapPage.xml)
         .offset(bindparam("skip", type_=Integer))
         .limit(bindparam("take", type_=Integer))
     )
@@ -211,13 +218,8 @@ def text_pages(conn: Connection, names: list[str]) -> list[tuple[str, int]]:
     the text forms robots.txt names when asked (``sitemap_server.robots.text``)."""
     if not names:
         return []
-    order = case({name: n for n, name in enumerate(names)}, value=SitemapPage.provider)
-    rows = conn.execute(
-        select(SitemapPage.provider, SitemapPage.page)
-        .where(SitemapPage.provider.in_(names), _LISTED_PAGES)
-        .order_by(order, SitemapPage.page),
-        {"last_page": documents.MAX_PAGES},
-    )
+    statement = listed_pages(tuple(names), SitemapPage.provider, SitemapPage.page)
+    rows = conn.execute(statement, {"last_page": documents.MAX_PAGES})
     return [(name, page) for name, page in rows]
 
 

@@ -167,7 +167,7 @@ def test_the_change_feed_client_of_the_docs_holds_what_the_sitemaps_list(server,
     urls = [SITE_URL + urlsplit(p["permalink"]).path for p in posts]
     state = {"cursor": "0", "urls": set()}
 
-    def holds(want: set[str], gone: set[str] = frozenset()) -> bool:
+    def holds(want: set[str], gone: frozenset[str] = frozenset()) -> bool:
         follow(server, token, state)
         listed = served_urls(server)
         return want <= listed and not gone & listed and state["urls"] == listed
@@ -175,5 +175,5 @@ def test_the_change_feed_client_of_the_docs_holds_what_the_sitemaps_list(server,
     wait_until(lambda: holds(set(urls)), "the feed and the sitemaps to list the posts")
 
     api.delete(f"/api/posts/{posts[0]['id']}", status=204)
-    wait_until(lambda: holds(set(urls[1:]), {urls[0]}), "both to drop the deleted post")
+    wait_until(lambda: holds(set(urls[1:]), frozenset({urls[0]})), "both to drop the deleted post")
     assert urls[0] not in state["urls"]
