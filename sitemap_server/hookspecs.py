@@ -79,6 +79,14 @@ def sitemap_providers(session: Session, site: Site) -> list[Provider]:
     list (``ListedPosts``) says so with ``depends_on = ("post",)``: it is refreshed after
     them, whatever its place in the index.
 
+    A stylesheet need only make its table: it imports the core's
+    (``<xsl:import href="main-sitemap.xsl"/>``, the path the core serves it at, read from
+    there by browsers and the server alike) and gives its root element's templates
+    (``match="sitemap:urlset"``, and ``mode="title"`` for the page's title); the page
+    around them (the site's name, a private site's notice, the rows' filter box, the
+    style; ``style-extra`` for rules of its own) and the named templates (``about``,
+    ``other-view``, ``filter``, ``href``, ``date``) are the core's.
+
     A ``Provider`` computes its entries (``entries``) and the keys a change reaches
     (``affected_keys``). ``explain_lastmod(ctx, entry)`` says in words where the date of
     one of its stored entries (a ``StoredEntry``) comes from: the ``lastmod_source``

@@ -184,6 +184,16 @@ SETTINGS: tuple[Setting, ...] = (
         doc="Whether robots.txt names the Atom feed as a sitemap too (it always names the index).",
     ),
     Setting(
+        "sitemap_server.xsl_instruction",
+        "true",
+        boolean,
+        doc="Whether each sitemap document leads with the instruction naming its XSL "
+        "stylesheet (S-308, as Yoast's do): a browser with XSLT shows it as a table, under "
+        "the deprecation banner Chromium now shows for XSLT. False: documents name only "
+        "their CSS, which lays the XML out and names its page for people (/sitemaps/, the "
+        "same XSL applied on the server); no banner.",
+    ),
+    Setting(
         "sitemap_server.robots.text",
         "false",
         boolean,

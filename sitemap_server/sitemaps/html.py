@@ -20,7 +20,9 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
 
-from ..documents import DOCUMENT_ROUTE, HTML_ROOT, INDEX, html_url
+from ..documents import DOCUMENT_ROUTE, HTML_ROOT, INDEX, NAME, NUMBER, html_url
+from .providers import MAIN_XSL
+from .rendering import PRIVATE_NOTE, instruction_text
 from .responses import (
     X_ROBOTS_TAG,
     RenderCache,
@@ -31,35 +33,75 @@ from .responses import (
     pack,
     send,
 )
-from .views import moved, stylesheet_file
+from .views import index_part, moved, stylesheet_file
 
 # lxml is imported by the first page for people, in each function that uses it: a
 # process that serves only XML does without it (~5 MB).
 if TYPE_CHECKING:
     from lxml import etree
 
+    from .reader import Reader, SiteSnapshot
+
 
 class Stylesheets:
-    """Each XSL compiled once per thread (an lxml XSLT object is not shared across them)."""
+    """Each XSL compiled once per thread (an lxml XSLT object is not shared across them).
+
+    A stylesheet may import another one the site serves by its URL (a plugin's imports
+    ``main-sitemap.xsl``, as a browser reads it next to it): the import is read from the
+    asset served at that path, and nothing else is ever read (no file, no network)."""
 
     def __init__(self) -> None:
         self.local = threading.local()
 
-    def get(self, asset: str) -> etree.XSLT:
-        """The stylesheet ``asset`` (a Pyramid asset spec), compiled."""
+    def get(self, path: str, served: dict[str, str]) -> etree.XSLT | None:
+        """The stylesheet served at ``path``, compiled; ``served``: the asset (a Pyramid
+        asset spec) of each stylesheet path the site serves. None for a path it does not
+        serve."""
+        asset = served.get(path)
+        if asset is None:
+            return None
         compiled: dict[str, etree.XSLT] = self.local.__dict__.setdefault("compiled", {})
         if asset not in compiled:
             from lxml import etree
 
-            compiled[asset] = etree.XSLT(etree.fromstring(stylesheet_file(asset)[0], parser()))
+            xsl_parser = parser()
+            xsl_parser.resolvers.add(_ServedStylesheets(served))
+            source = etree.fromstring(
+                stylesheet_file(asset)[0], xsl_parser, base_url=STYLESHEETS_BASE + path
+            )
+            compiled[asset] = etree.XSLT(source, access_control=etree.XSLTAccessControl.DENY_ALL)
         return compiled[asset]
 
 
-@cache
+# Where the stylesheets are, as lxml resolves their imports: the paths the site serves them
+# at, on a host that exists nowhere.
+STYLESHEETS_BASE = "http://stylesheets.invalid"
+
+
+def _ServedStylesheets(served: dict[str, str]) -> Any:
+    """An lxml resolver that reads an imported stylesheet from the asset served at its
+    path; anything else it leaves to lxml, which is refused it (``DENY_ALL``)."""
+    from lxml import etree
+
+    class Resolver(etree.Resolver):
+        def resolve(self, url: str, _id: str, context: Any) -> Any:
+            if url.startswith(STYLESHEETS_BASE + "/"):
+                asset = served.get(urlsplit(url).path)
+                if asset is not None:
+                    return self.resolve_string(stylesheet_file(asset)[0], context)
+            return None  # then refused: the stylesheet is compiled with DENY_ALL
+
+    return Resolver()
+
+
 def parser() -> etree.XMLParser:
+    """A parser that reads nothing but the bytes it is given (no network, no entity)."""
     from lxml import etree
 
     return etree.XMLParser(no_network=True, resolve_entities=False, huge_tree=True)
+
+
+document_parser = cache(parser)
 
 
 def html_view(request: Request) -> Response:
@@ -87,7 +129,7 @@ def html_view(request: Request) -> Response:
     page = cache.get(key)
     if page is None:
         with cache.rendering(key):
-            page = cache.get(key) or _page(request, xml, site_url, xml_path, etag)
+            page = cache.get(key) or _page(request, document, xml, site_url, etag)
             if page is None:
                 return not_found(request, request.path)
             cache.put(key, page)
@@ -96,13 +138,17 @@ def html_view(request: Request) -> Response:
 
 
 def _page(
-    request: Request, xml: Response, site_url: str, xml_path: str, etag: str
+    request: Request, document: str, xml: Response, site_url: str, etag: str
 ) -> Rendered | None:
-    """The page for people of ``xml``: its stylesheet applied; None when it names none."""
+    """The page for people of ``document``, whose XML is ``xml``: its stylesheet applied;
+    None when its provider's is not served."""
     from lxml import etree
 
-    tree = etree.fromstring(xml.body, parser()).getroottree()
-    stylesheet = _stylesheet_of(request, tree)
+    xml_path = f"/{document}.xml"
+    tree = etree.fromstring(xml.body, document_parser()).getroottree()
+    site = request.read_state.site
+    stylesheets: Stylesheets = request.site.stylesheets
+    stylesheet = stylesheets.get(stylesheet_of(site, document), site.stylesheets)
     if stylesheet is None:
         return None
     page = stylesheet(
@@ -117,33 +163,75 @@ def _page(
     return pack([bytes(page)], etag, xml.last_modified)
 
 
-# Plain XML made legible (a browser without XSLT renders the XML itself, with this):
-# each entry's loc and lastmod, the rest hidden, and first the page for people.
+# Plain XML made legible (a browser without XSLT, or a document that names no XSL, shows
+# the XML itself laid out with this): first the site's name and the page for people, a
+# private site's notice, and the count sentence of the XSL's view (a CSS counter of the
+# entries, put first by the flex order); then each entry's loc and lastmod (and in an
+# index, how many URLs each sitemap holds), the rest hidden.
 CSS = """/* A sitemap, for search engines, shown as plain XML: its page for people is named. */
 @namespace s url(http://www.sitemaps.org/schemas/sitemap/0.9);
-:root {{ display: block; margin: 1em; font: 14px/1.5 system-ui, sans-serif; }}
-:root::before {{
-  content: "A sitemap, for search engines. People read it at " "{url}";
-  display: block; margin-bottom: 1em; font-weight: bold;
+:root {{
+  display: flex; flex-direction: column; margin: 1em;
+  font: 14px/1.5 system-ui, sans-serif; counter-reset: entries;
 }}
-s|url, s|sitemap {{ display: block; margin: 0 0 .6em; }}
+:root::before {{
+  order: -2; display: block; margin-bottom: .5em; white-space: pre-line;
+  content: "{site}" "\\A" "A sitemap, for search engines. People read it at " "{url}"{private};
+}}
+:root::after {{
+  order: -1; display: block; margin-bottom: 1em; font-weight: bold;
+  content: "{count}";
+}}
+s|url, s|sitemap {{ display: block; margin: 0 0 .6em; counter-increment: entries; }}
 s|loc {{ display: block; }}
 s|lastmod {{ display: block; color: #555; font-size: 12px; }}
 s|url > :not(s|loc):not(s|lastmod) {{ display: none; }}
+s|sitemap::after {{ display: block; color: #555; font-size: 12px; }}
 """
+# The count sentence, as the XSL's (a CSS counter: the number of entries above it).
+INDEX_COUNT = '"This XML sitemap index contains " counter(entries) " sitemaps."'
+PAGE_COUNT = '"This XML sitemap contains " counter(entries) " URLs."'
 
 
 def css_view(request: Request) -> Response:
-    """The stylesheet a document names besides its XSL (``documents.css_path``)."""
+    """The stylesheet a document names besides its XSL (``documents.css_path``): what a
+    browser shows of the XML when it does not apply the XSL, saying what the XSL's view
+    says first (the site, the page for people, why a private site lists nothing, how many
+    entries it holds) and, for an index, how many URLs each sitemap holds."""
     document = request.matchdict["document"]
-    url = html_url(request.read_state.site.site_url, document)
-    text = CSS.format(url=css_string(url))
+    site = request.read_state.site
+    index = INDEX_DOCUMENT.fullmatch(document)
+    private = f' "\\A\\A" "{css_string(PRIVATE_NOTE)}"' if site.private else ""
+    text = CSS.format(
+        site=css_string(instruction_text(site.name)),  # as the XML carries it
+        url=css_string(html_url(site.site_url, document)),
+        private=private,
+        count="{count}",
+    ).replace('"{count}"', INDEX_COUNT if index else PAGE_COUNT)
+    if index is not None and not site.private:
+        text += _url_counts(request, [p.name for p in site.providers], int(index.group(1) or 1))
     response = Response(text, content_type="text/css", charset="UTF-8")
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
     response.cache_control = request.registry.settings["sitemap_server.cache_control"]
     response.md5_etag()
     response.conditional_response = True
     return response
+
+
+INDEX_DOCUMENT = re.compile(rf"{INDEX}([0-9]*)")
+
+
+def _url_counts(request: Request, names: list[str], part: int) -> str:
+    """A rule for each sitemap listed in part ``part`` of the index: how many URLs it
+    holds, shown under it (what the XSL's view shows in its URLs column)."""
+    reader: Reader = request.site.reader
+    with reader.snapshot() as conn:
+        rows = index_part(conn, names, part)
+    rules = []
+    for n, (_, entries) in enumerate(rows, start=1):
+        urls = "1 URL" if entries == 1 else f"{entries} URLs"
+        rules.append(f's|sitemap:nth-of-type({n})::after {{ content: "{urls}"; }}\n')
+    return "".join(rules)
 
 
 def css_string(value: str) -> str:
@@ -181,19 +269,17 @@ def is_web_link(value: str) -> bool:
     return _WEB_LINK.fullmatch(value) is not None
 
 
-def _stylesheet_of(request: Request, tree: Any) -> etree.XSLT | None:
-    """The stylesheet the document names in its ``xml-stylesheet`` instruction."""
-    from lxml import etree
+def stylesheet_of(site: SiteSnapshot, document: str) -> str:
+    """The path of the stylesheet of ``document`` (``sitemap_index2``, ``post-sitemap``):
+    the core's for an index, the provider's for a page. Read from the provider, not from
+    the document's instruction: a document may name no XSL
+    (``sitemap_server.xsl_instruction``), and its page for people is made all the same."""
+    page = PAGE_DOCUMENT.fullmatch(document)
+    provider = None if page is None else site.provider(page.group(1))
+    return MAIN_XSL if provider is None else provider.xsl
 
-    node = tree.getroot().getprevious()
-    while node is not None:
-        if isinstance(node, etree._XSLTProcessingInstruction):
-            href = node.get("href") or ""
-            asset = request.read_state.site.stylesheets.get(urlsplit(href).path)
-            stylesheets: Stylesheets = request.site.stylesheets
-            return None if asset is None else stylesheets.get(asset)
-        node = node.getprevious()
-    return None
+
+PAGE_DOCUMENT = re.compile(rf"({NAME})-sitemap{NUMBER}")
 
 
 def includeme(config: Configurator) -> None:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import event, select
 from sqlalchemy.engine import Connection
@@ -62,6 +63,8 @@ class SiteSnapshot:
     private: bool
     site_url: str
     providers: list[Provider]
+    # The site's title (its settings'), which the documents carry for their views.
+    title: str = ""
     # The site's time zone: dates in the sitemaps carry its offset.
     zone: tzinfo = UTC
     # The output settings' name (``rendering.settings_key``): fragments made with others
@@ -73,6 +76,12 @@ class SiteSnapshot:
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
+
+    @property
+    def name(self) -> str:
+        """What the pages for people call the site: its title, or its host when it has
+        none."""
+        return self.title.strip() or urlsplit(self.site_url).netloc
 
 
 class ReadState:
@@ -243,6 +252,7 @@ class Reader:
                 private=settings.private,
                 site_url=effective_site_url(settings, self.site.site_url),
                 providers=providers,
+                title=settings.title or "",
                 zone=site_zone(settings.timezone),
                 output_key=settings_key(maintenance.output_of(session)),
                 stylesheets={

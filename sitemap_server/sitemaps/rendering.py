@@ -41,6 +41,7 @@ from typing import Any
 
 from chameleon import PageTemplateFile
 
+from ..content.sanitize import clean_text
 from ..documents import sitemap_path
 from .entries import Entry
 from .xml import local_w3c, w3c, xml_text
@@ -99,6 +100,50 @@ def settings_key(output: dict[str, Any]) -> str:
     """A short name of ``Site.output_settings`` (what ``render_key`` takes)."""
     text = json.dumps(output, sort_keys=True, separators=(",", ":"))
     return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+# What a private site's documents say, in every view of them (the XSL's, the page for
+# people, the CSS's): why they list nothing, and how the owner changes it.
+PRIVATE_NOTE = (
+    'This site is private: its "private" setting is on (WordPress calls it "Discourage '
+    'search engines from indexing this site"), so its sitemaps list no URL, robots.txt '
+    "asks every crawler to stay away, and no search engine is told of a change. Its owner "
+    "publishes the sitemaps by turning the setting off (PATCH /api/settings with "
+    '{"private": false}).'
+)
+
+
+def instruction_text(value: str) -> str:
+    """``value`` as the text of a processing instruction: on one line, with the characters
+    XML cannot carry removed and no ``?>`` (which would end it). No entity is read in an
+    instruction, so nothing else is escaped: ``&`` is ``&``."""
+    return " ".join(clean_text(value).replace("?>", "? >").split())
+
+
+def head(*, xsl: str | None, css: str, html: str, title: str, private: bool) -> str:
+    """What leads a document, before its root element, for browsers and people:
+
+    - the instruction naming its XSL (``xsl``; None when ``sitemap_server.xsl_instruction``
+      is off), then its CSS (``css``: a browser without XSLT lays the XML out with it);
+    - ``<?html-view URL?>``: its page for people, which the stylesheets link to;
+    - ``<?site-title …?>``: the site's title (its host when it has none), which the views
+      show;
+    - ``<?site-private …?>`` when the site is private: why it lists nothing
+      (``PRIVATE_NOTE``), which every view shows;
+    - a comment naming the page for people, for whoever reads the source.
+
+    Crawlers and schemas ignore instructions and comments: the document is the same
+    sitemap either way."""
+    lines = []
+    if xsl is not None:
+        lines.append(f'<?xml-stylesheet type="text/xsl" href="{xml_text(xsl)}"?>')
+    lines.append(f'<?xml-stylesheet type="text/css" href="{xml_text(css)}"?>')
+    lines.append(f"<?html-view {instruction_text(html)}?>")
+    lines.append(f"<?site-title {instruction_text(title)}?>")
+    if private:
+        lines.append(f"<?site-private {instruction_text(PRIVATE_NOTE)}?>")
+    lines.append(f"<!--{people_note(html)}-->")
+    return "\n".join(lines)
 
 
 def people_note(url: str) -> str:
@@ -185,16 +230,13 @@ def url_element(entry: Entry, zone: tzinfo) -> str:
 
 
 def document(
-    frame: str, fragments: Iterable[str], site_url: str, html: str, **values: Any
+    frame: str, fragments: Iterable[str], site_url: str, lead: str, **values: Any
 ) -> Iterator[str]:
-    """A document in pieces: ``frame`` (a template; ``values`` and its ``body``) around
-    ``fragments`` (stored, in order), the site URL in. ``html``: its page for people,
-    named in an instruction the stylesheet reads and in a comment for a person."""
-    head, tail = template(frame)(body=BODY_MARK, html=html, note=people_note(html), **values).split(
-        BODY_MARK
-    )
+    """A document in pieces: ``frame`` (a template; ``values``, its ``head``: ``lead``,
+    and its ``body``) around ``fragments`` (stored, in order), the site URL in."""
+    start, tail = template(frame)(body=BODY_MARK, head=lead, **values).split(BODY_MARK)
     site = xml_text(site_url)
-    yield head
+    yield start
     fragments = iter(fragments)
     while piece := "".join(islice(fragments, PIECE_ENTRIES)):
         yield piece.replace(SITE_MARK, site)

@@ -45,7 +45,7 @@ from .feed import feed_view
 from .pages import IN_PAGE, page_range
 from .providers import MAIN_XSL
 from .reader import Reader, ReadState
-from .rendering import FRAME, INDEX_FRAME, PIECE_ENTRIES, document, template
+from .rendering import FRAME, INDEX_FRAME, PIECE_ENTRIES, document, head, template
 from .responses import (
     X_ROBOTS_TAG,
     not_allowed_view,
@@ -76,29 +76,55 @@ def index_view(request: Request) -> Response:
 
     def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
         # The pages' stored <sitemap> elements, in the providers' order, this index's part.
-        per_index = documents.SITEMAPS_PER_INDEX
-        elements: Iterable[Any] = ()
-        if names:
-            elements = conn.scalars(
-                index_pages(tuple(names)),
-                {
-                    "skip": (part - 1) * per_index,
-                    "take": per_index,
-                    "last_page": documents.MAX_PAGES,
-                },
-            ).all()
-        if part > 1 and not elements:
+        rows = index_part(conn, names, part)
+        if part > 1 and not rows:
             return None
         return document(
             INDEX_FRAME,
-            elements,
+            (with_url_count(element, entries) for element, entries in rows),
             state.site.site_url,
-            xsl=MAIN_XSL,
-            html=html_url(state.site.site_url, index_name(part)),
-            css=css_path(index_name(part)),
+            lead(request, state, MAIN_XSL, index_name(part)),
         )
 
-    return sitemap_response(request, ("index", part), names, render, form)
+    return sitemap_response(request, ("index", part, *frame(request)), names, render, form)
+
+
+def index_part(conn: Connection, names: list[str], part: int) -> list[Any]:
+    """Each page in part ``part`` of the index of the sitemaps ``names``, in the index's
+    order: its stored ``<sitemap>`` element and how many URLs it holds."""
+    if not names:
+        return []
+    per_index = documents.SITEMAPS_PER_INDEX
+    parameters = {"skip": (part - 1) * per_index, "take": per_index}
+    return list(
+        conn.execute(index_pages(tuple(names)), {**parameters, "last_page": documents.MAX_PAGES})
+    )
+
+
+def with_url_count(element: str, entries: int) -> str:
+    """A page's ``<sitemap>`` element with ``<?urls N?>`` inside: how many URLs the page
+    holds, which the views of the index show (crawlers and schemas ignore it)."""
+    return element.replace("</sitemap>", f"<?urls {entries}?></sitemap>")
+
+
+def frame(request: Request) -> tuple[str, ...]:
+    """What names a document's XML beside its content: which instructions lead it. The
+    ETag of a document without its XSL's instruction is not the one with it (an ini
+    change must not answer 304 with the other's bytes in a cache)."""
+    return () if request.site.settings["sitemap_server.xsl_instruction"] else ("no-xsl",)
+
+
+def lead(request: Request, state: ReadState, xsl: str, name: str) -> str:
+    """What leads the XML of the document ``name`` (``rendering.head``): its stylesheets,
+    its page for people, the site's name, and why it lists nothing when it is private."""
+    site = state.site
+    return head(
+        xsl=xsl if request.site.settings["sitemap_server.xsl_instruction"] else None,
+        css=css_path(name),
+        html=html_url(site.site_url, name),
+        title=site.name,
+        private=site.private,
+    )
 
 
 def moved(request: Request, location: str) -> Response:
@@ -136,16 +162,13 @@ def page_view(request: Request) -> Response:
             FRAME,
             page_column(conn, ENTRIES, name, row),
             state.site.site_url,
-            xsl=provider.xsl,
-            # The page for people (the XSL links to it).
-            html=html_url(state.site.site_url, document_name),
-            css=css_path(document_name),
+            lead(request, state, provider.xsl, document_name),
             namespaces=namespaces,
         )
 
     # The text is another document (its own rendering, cached apart); the gzip file is
     # the XML's.
-    what = (name, page, TEXT) if form == TEXT else (name, page)
+    what = (name, page, TEXT) if form == TEXT else (name, page, *frame(request))
     return sitemap_response(request, what, [name], render, form)
 
 
@@ -207,7 +230,7 @@ def index_pages(names: tuple[str, ...]) -> Select[Any]:
     """The stored ``<sitemap>`` elements of the pages of ``names``, ``take`` of them after
     ``skip``: one part of the index. Built once per set of providers."""
     return (
-        listed_pages(names, SitemapPage.xml)
+        listed_pages(names, SitemapPage.xml, SitemapPage.entries)
         .offset(bindparam("skip", type_=Integer))
         .limit(bindparam("take", type_=Integer))
     )

@@ -3,10 +3,20 @@
   Sitemap indexes and urlsets as a page for people (S-308).
 
   Two ways in, one stylesheet: a browser applies it to the XML (the xml-stylesheet
-  instruction), and the server applies it with lxml for /sitemaps/ and
-  /sitemaps/{name}.html, passing view='html' so that links lead to those pages. Each view
-  links to the other: the XML names its page in an <?html-view URL?> instruction, the
-  server passes the XML's URL as xml-url.
+  instruction, when sitemap_server.xsl_instruction leaves it in), and the server applies
+  it with lxml for /sitemaps/ and /sitemaps/{name}.html, passing view='html' so that links
+  lead to those pages. Each view links to the other: the XML names its page in an
+  <?html-view URL?> instruction, the server passes the XML's URL as xml-url.
+
+  What the document says for people besides its entries is in instructions crawlers
+  ignore: <?site-title?> (the site's name), <?site-private?> (why a private site lists
+  nothing) and, in an index, <?urls N?> in each <sitemap> (how many URLs it holds).
+
+  A plugin's stylesheet imports this one (<xsl:import href="main-sitemap.xsl"/>, the
+  path it is served at) and gives its own root element's templates (match="sitemap:urlset",
+  and mode="title" for the page's title) and, if it needs some, "style-extra": the page
+  around them (the site's name, a private site's notice, the filter of the table, the
+  style) and the named templates below are this file's.
 -->
 <xsl:stylesheet version="1.0"
     xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
@@ -21,6 +31,14 @@
   <xsl:param name="xml-url" select="''"/>
   <xsl:param name="html-base" select="''"/>
 
+  <!-- Read from the document: the site's name, and the site's URL (what comes before
+       /sitemaps/ in the page for people's URL). -->
+  <xsl:variable name="page-url" select="normalize-space(/processing-instruction('html-view'))"/>
+  <xsl:variable name="site-url">
+    <xsl:if test="contains($page-url, '/sitemaps/')"><xsl:value-of select="substring-before($page-url, '/sitemaps/')"/></xsl:if>
+  </xsl:variable>
+  <xsl:variable name="site-title" select="normalize-space(/processing-instruction('site-title'))"/>
+
   <xsl:template match="/">
     <html lang="en">
       <head>
@@ -28,21 +46,22 @@
         <meta name="robots" content="noindex, follow"/>
         <meta name="viewport" content="width=device-width, initial-scale=1"/>
         <title>
-          <xsl:choose>
-            <xsl:when test="sitemap:sitemapindex">XML Sitemap Index</xsl:when>
-            <xsl:otherwise>XML Sitemap</xsl:otherwise>
-          </xsl:choose>
+          <xsl:apply-templates select="*" mode="title"/>
+          <xsl:if test="$site-title"><xsl:value-of select="concat(' · ', $site-title)"/></xsl:if>
         </title>
         <xsl:call-template name="style"/>
       </head>
       <body>
-        <xsl:choose>
-          <xsl:when test="sitemap:sitemapindex"><xsl:apply-templates select="sitemap:sitemapindex"/></xsl:when>
-          <xsl:otherwise><xsl:apply-templates select="sitemap:urlset"/></xsl:otherwise>
-        </xsl:choose>
+        <xsl:call-template name="site"/>
+        <xsl:call-template name="private"/>
+        <xsl:apply-templates select="*"/>
+        <xsl:call-template name="filter-script"/>
       </body>
     </html>
   </xsl:template>
+
+  <xsl:template match="sitemap:sitemapindex" mode="title">XML Sitemap Index</xsl:template>
+  <xsl:template match="sitemap:urlset" mode="title">XML Sitemap</xsl:template>
 
   <xsl:template match="sitemap:sitemapindex">
     <h1>XML Sitemap Index</h1>
@@ -50,9 +69,10 @@
     <p class="count" id="count">This XML sitemap index contains
       <strong><xsl:value-of select="count(sitemap:sitemap)"/></strong> sitemaps.</p>
     <xsl:call-template name="other-view"/>
+    <xsl:call-template name="filter"><xsl:with-param name="rows" select="count(sitemap:sitemap)"/></xsl:call-template>
     <div class="scroll">
       <table id="sitemaps">
-        <thead><tr><th>Sitemap</th><th class="date">Last modified</th></tr></thead>
+        <thead><tr><th>Sitemap</th><th class="number">URLs</th><th class="date">Last modified</th></tr></thead>
         <tbody>
           <xsl:for-each select="sitemap:sitemap">
             <xsl:variable name="name">
@@ -67,6 +87,7 @@
                   <xsl:otherwise><a><xsl:call-template name="href"><xsl:with-param name="url" select="sitemap:loc"/></xsl:call-template><xsl:value-of select="sitemap:loc"/></a></xsl:otherwise>
                 </xsl:choose>
               </td>
+              <td class="number urls"><xsl:value-of select="normalize-space(processing-instruction('urls'))"/></td>
               <td class="date"><xsl:call-template name="date"><xsl:with-param name="value" select="sitemap:lastmod"/></xsl:call-template></td>
             </tr>
           </xsl:for-each>
@@ -81,6 +102,7 @@
     <p class="count" id="count">This XML sitemap contains
       <strong><xsl:value-of select="count(sitemap:url)"/></strong> URLs.</p>
     <xsl:call-template name="other-view"/>
+    <xsl:call-template name="filter"><xsl:with-param name="rows" select="count(sitemap:url)"/></xsl:call-template>
     <div class="scroll">
       <table id="urls">
         <!-- A column of translations when some URL has them (hreflang, S-405). -->
@@ -116,7 +138,6 @@
 
   <!-- The link to the other view of this document, and back to the index. -->
   <xsl:template name="other-view">
-    <xsl:variable name="page" select="normalize-space(/processing-instruction('html-view'))"/>
     <p class="views">
       <xsl:choose>
         <xsl:when test="$view = 'html'">
@@ -124,15 +145,65 @@
           <xsl:if test="sitemap:url"> · <a id="index" href="{$html-base}">All sitemaps</a></xsl:if>
         </xsl:when>
         <xsl:otherwise>
-          <xsl:if test="$page"><a id="html-view" href="{$page}">View as a web page</a></xsl:if>
-          <!-- The site's URL is what comes before /sitemaps/ in the page's URL. -->
-          <xsl:variable name="site">
-            <xsl:if test="contains($page, '/sitemaps/')"><xsl:value-of select="substring-before($page, '/sitemaps/')"/></xsl:if>
-          </xsl:variable>
-          <xsl:if test="sitemap:url"> · <a id="index" href="{$site}/sitemap_index.xml">All sitemaps</a></xsl:if>
+          <xsl:if test="$page-url"><a id="html-view" href="{$page-url}">View as a web page</a></xsl:if>
+          <xsl:if test="sitemap:url"> · <a id="index" href="{$site-url}/sitemap_index.xml">All sitemaps</a></xsl:if>
         </xsl:otherwise>
       </xsl:choose>
     </p>
+  </xsl:template>
+
+  <!-- The site's name, linked to its home page. -->
+  <xsl:template name="site">
+    <xsl:if test="$site-title">
+      <p class="site" id="site"><a><xsl:call-template name="href"><xsl:with-param name="url" select="concat($site-url, '/')"/></xsl:call-template><xsl:value-of select="$site-title"/></a></p>
+    </xsl:if>
+  </xsl:template>
+
+  <!-- A private site's notice: why its sitemaps list nothing, and how that changes. -->
+  <xsl:template name="private">
+    <xsl:variable name="why" select="normalize-space(/processing-instruction('site-private'))"/>
+    <xsl:if test="$why">
+      <p class="private" id="private" role="alert"><xsl:value-of select="$why"/></p>
+    </xsl:if>
+  </xsl:template>
+
+  <!-- A box that filters the table's rows by what they say (URL, date, title), in the
+       browser: filter-script, at the end of the page, does it. -->
+  <xsl:template name="filter">
+    <xsl:param name="rows" select="0"/>
+    <xsl:if test="$rows &gt; 0">
+      <p class="filter">
+        <label for="filter">Find</label><xsl:text> </xsl:text>
+        <input type="search" id="filter" autocomplete="off" placeholder="part of a URL, a date, a title"/>
+        <xsl:text> </xsl:text><output id="shown" for="filter"></output>
+      </p>
+    </xsl:if>
+  </xsl:template>
+
+  <!-- Shows only the rows holding every word typed in the filter box, and how many. No
+       script from anywhere else: this page runs only what it carries. -->
+  <xsl:template name="filter-script">
+    <script>
+(function () {
+  var input = document.getElementById("filter");
+  if (!input) { return; }
+  var rows = Array.prototype.slice.call(document.querySelectorAll("table tbody tr"));
+  var texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+  var shown = document.getElementById("shown");
+  function filter() {
+    var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var count = 0;
+    rows.forEach(function (row, i) {
+      var hit = words.every(function (word) { return texts[i].indexOf(word) !== -1; });
+      row.hidden = !hit;
+      if (hit) { count += 1; }
+    });
+    shown.textContent = words.length ? count + " of " + rows.length + " shown" : "";
+  }
+  input.addEventListener("input", filter);
+  filter();
+})();
+    </script>
   </xsl:template>
 
   <!-- An href only for an http(s) URL: nothing in a document makes this page run a script. -->
@@ -185,6 +256,10 @@
       .offset { color: #777; }
       td.url a { word-break: break-all; }
       td.translations { white-space: nowrap; }
+      p.site { margin: 0; font-weight: 600; }
+      p.private { background: #fff4e5; border-left: 4px solid #e08a00; padding: .6rem .8rem; max-width: 48rem; }
+      p.filter input { font: inherit; padding: .2rem .4rem; width: 20rem; max-width: 60vw; }
+      p.filter output { color: #555; }
       a { color: #1a4fb3; text-decoration: none; }
       a:hover { text-decoration: underline; }
       @media (max-width: 40rem) {
@@ -193,5 +268,9 @@
         .offset { display: block; }
       }
     </style>
+    <xsl:call-template name="style-extra"/>
   </xsl:template>
+
+  <!-- A plugin's stylesheet adds its own rules here. -->
+  <xsl:template name="style-extra"/>
 </xsl:stylesheet>

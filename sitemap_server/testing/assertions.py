@@ -33,6 +33,28 @@ def xml_parser() -> Any:
     return etree.XMLParser(no_network=True, resolve_entities=False)
 
 
+def browser_stylesheet(app: Any, path: str) -> Any:
+    """The XSL that ``app`` (a WebTest client) serves at ``path``, compiled as a browser
+    compiles it: what it imports (a plugin's stylesheet imports ``main-sitemap.xsl``) read
+    from the same site, nothing from anywhere else."""
+    from lxml import etree
+
+    class FromTheSite(etree.Resolver):
+        def resolve(self, url: str, _id: str, context: Any) -> Any:
+            if not url.startswith(BROWSER_ORIGIN + "/"):
+                return None
+            return self.resolve_string(app.get(url.removeprefix(BROWSER_ORIGIN)).body, context)
+
+    parser = xml_parser()
+    parser.resolvers.add(FromTheSite())
+    source = etree.fromstring(app.get(path).body, parser, base_url=BROWSER_ORIGIN + path)
+    return etree.XSLT(source, access_control=etree.XSLTAccessControl.DENY_ALL)
+
+
+# Where ``browser_stylesheet`` pretends the stylesheets are.
+BROWSER_ORIGIN = "http://browser.test"
+
+
 @cache
 def sitemap_schemas(kind: str) -> tuple[Any, ...]:
     """The current and 2009 XSDs for ``urlset`` or ``sitemapindex``, compiled once."""

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from lxml import etree, html
 from webob import Request
 
-from sitemap_server.testing import SITE_URL, parse_sitemap
+from sitemap_server.sitemaps.rendering import PRIVATE_NOTE
+from sitemap_server.testing import SITE_URL, browser_stylesheet, parse_sitemap
 
 JAN = "2024-01-10T12:00:00+00:00"
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -106,6 +107,8 @@ def test_the_xml_names_its_page_and_its_stylesheet(site, testapp):
             # For a browser without XSLT: the XML itself made legible (below).
             ("xml-stylesheet", f'type="text/css" href="/sitemaps/{name}.css"'),
             ("html-view", SITE_URL + html_path),
+            # The site's name, which the views show.
+            ("site-title", "My Site"),
         ]
         # For whoever reads the source: a comment naming the page for people.
         comments = [node.text for node in before if isinstance(node, etree._Comment)]
@@ -127,7 +130,7 @@ def test_a_site_url_with_a_double_hyphen_still_makes_a_well_formed_comment(api, 
 
 def test_the_stylesheet_in_a_browser_links_to_the_page(site, testapp):
     """What a browser shows: the XSL applied to the XML as served (view='xml')."""
-    xsl = etree.XSLT(etree.fromstring(testapp.get("/main-sitemap.xsl").body))
+    xsl = browser_stylesheet(testapp, "/main-sitemap.xsl")
     xml = etree.fromstring(testapp.get("/post-sitemap.xml").body).getroottree()
     doc = html.fromstring(bytes(xsl(xml)))
     assert (
@@ -142,7 +145,7 @@ def test_the_stylesheet_in_a_browser_links_to_the_page(site, testapp):
 def test_links_follow_a_site_url_with_a_path(site, api, testapp):
     blog = "https://www.example.test/blog"
     api.patch_json("/api/settings", {"site_url": blog}, status=200)
-    xsl = etree.XSLT(etree.fromstring(testapp.get("/main-sitemap.xsl").body))
+    xsl = browser_stylesheet(testapp, "/main-sitemap.xsl")
     xml = etree.fromstring(testapp.get("/post-sitemap.xml").body).getroottree()
     in_browser = html.fromstring(bytes(xsl(xml)))
     assert in_browser.xpath("string(//a[@id='index']/@href)") == f"{blog}/sitemap_index.xml"
@@ -182,10 +185,120 @@ def test_pages_of_sitemaps_that_do_not_exist_are_404(site, testapp, path):
     assert testapp.get(path, status=404).headers["X-Robots-Tag"] == "noindex, follow"
 
 
-def test_a_private_site_shows_no_sitemap(site, api, testapp):
+def in_browser(app, path):
+    """What a browser with XSLT shows of the XML at ``path``: its XSL applied to it as
+    served (view='xml'), as lxml does it (tests/e2e does it in Chromium)."""
+    xsl = browser_stylesheet(app, "/main-sitemap.xsl")
+    xml = etree.fromstring(app.get(path).body).getroottree()
+    return html.fromstring(bytes(xsl(xml)))
+
+
+def css_rules(app, name):
+    """The CSS a browser lays the XML of ``name`` out with when it applies no XSL, with its
+    strings read back (``css_string``'s escapes undone)."""
+    text = app.get(f"/sitemaps/{name}.css").text
+    return re.sub(r"\\([0-9a-f]{1,6}) ?", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def test_a_private_site_says_so_and_why_in_every_view(site, api, testapp):
+    """The classic foot-gun ("discourage search engines" left on): every view of every
+    document says the site is private, why nothing is listed, and how to change it."""
+    for name, path in (
+        ("sitemap_index", "/sitemaps/"),
+        ("post-sitemap", "/sitemaps/post-sitemap.html"),
+    ):
+        for view in (page(testapp, path), in_browser(testapp, f"/{name}.xml")):
+            assert view.xpath("//*[@id='private']") == []
+            assert view.xpath("//*[@id='count']")
+        assert "private" not in css_rules(testapp, name)
     api.patch_json("/api/settings", {"private": True}, status=200)
-    doc = page(testapp, "/sitemaps/")
-    assert doc.xpath("//table[@id='sitemaps']/tbody/tr") == []
+
+    index = page(testapp, "/sitemaps/")
+    assert index.xpath("//table[@id='sitemaps']/tbody/tr") == []
+    for name, path in (
+        ("sitemap_index", "/sitemaps/"),
+        ("post-sitemap", "/sitemaps/post-sitemap.html"),
+    ):
+        xml = parse_sitemap(testapp.get(f"/{name}.xml").body)
+        (note,) = [
+            node.text
+            for node in xml.itersiblings(preceding=True)
+            if isinstance(node, etree._ProcessingInstruction) and node.target == "site-private"
+        ]
+        assert note == PRIVATE_NOTE
+        for view in (page(testapp, path), in_browser(testapp, f"/{name}.xml")):
+            assert texts(view, "//*[@id='private']") == [PRIVATE_NOTE]
+        assert PRIVATE_NOTE in css_rules(testapp, name)
+    assert "Discourage search engines" in PRIVATE_NOTE and '"private": false' in PRIVATE_NOTE
+
+
+def test_the_index_names_the_site_and_counts_the_urls_of_each_sitemap(site, api, testapp):
+    """In both views of the index: the site's title (linked to the site) and, for each
+    sitemap, how many URLs its XML lists; the CSS view says the same numbers."""
+    api.patch_json("/api/settings", {"title": "Tom & Jerry ?> <Shorts>"}, status=200)
+    index = parse_sitemap(testapp.get("/sitemap_index.xml").body)
+    locs = [loc.text for loc in index.iterfind("s:sitemap/s:loc", NS)]
+    counts = [
+        str(len(parse_sitemap(testapp.get(loc.removeprefix(SITE_URL)).body).findall("s:url", NS)))
+        for loc in locs
+    ]
+    assert len(locs) >= 2 and "0" not in counts
+    shown = "Tom & Jerry ? > <Shorts>"
+    for view in (page(testapp, "/sitemaps/"), in_browser(testapp, "/sitemap_index.xml")):
+        assert texts(view, "//*[@id='site']") == [shown]
+        assert view.xpath("string(//*[@id='site']/a/@href)") == f"{SITE_URL}/"
+        assert view.xpath("string(//title)").strip() == f"XML Sitemap Index · {shown}"
+        rows = view.xpath("//table[@id='sitemaps']/tbody/tr")
+        assert [row.xpath("string(td[1]/a)") for row in rows] == locs
+        assert [row.xpath("normalize-space(td[@class='number urls'])") for row in rows] == counts
+    css = css_rules(testapp, "sitemap_index")
+    assert f'"{shown}"' in css
+    assert re.findall(r'nth-of-type\((\d+)\)::after \{ content: "(\d+) URLs?"', css) == [
+        (str(n), count) for n, count in enumerate(counts, start=1)
+    ]
+
+
+def test_a_site_without_a_title_is_named_by_its_host(site, api, testapp):
+    api.patch_json("/api/settings", {"title": ""}, status=200)
+    doc = page(testapp, "/sitemaps/post-sitemap.html")
+    assert texts(doc, "//*[@id='site']") == [SITE_URL.split("//")[1]]
+    assert doc.xpath("string(//title)").strip() == f"XML Sitemap · {SITE_URL.split('//')[1]}"
+
+
+def test_the_css_view_counts_as_the_xsl_view_does(site, testapp):
+    """The sentence a browser without XSLT shows first is the XSL view's count sentence,
+    counted by a CSS counter over the entries (no number the XML does not hold)."""
+    assert 'content: "This XML sitemap contains " counter(entries) " URLs."' in css_rules(
+        testapp, "post-sitemap"
+    )
+    assert 'content: "This XML sitemap index contains " counter(entries) " sitemaps."' in (
+        css_rules(testapp, "sitemap_index")
+    )
+
+
+def test_without_the_xsl_instruction_the_documents_name_only_their_css(site, app_for, testapp):
+    """``sitemap_server.xsl_instruction = false``: no browser applies an XSL (no
+    deprecation banner); the CSS lays the XML out and the pages for people are made as
+    before, from the providers' stylesheets. The document is another: another ETag."""
+    plain = app_for(**{"sitemap_server.xsl_instruction": "false"})
+    for path, name in (
+        ("/sitemap_index.xml", "sitemap_index"),
+        ("/post-sitemap.xml", "post-sitemap"),
+    ):
+        with_xsl, without = testapp.get(path), plain.get(path)
+        root = parse_sitemap(without.body)
+        targets = [
+            (node.target, node.text)
+            for node in reversed(list(root.itersiblings(preceding=True)))
+            if isinstance(node, etree._ProcessingInstruction)
+        ]
+        assert targets[0] == ("xml-stylesheet", f'type="text/css" href="/sitemaps/{name}.css"')
+        assert not any("text/xsl" in text for _, text in targets)
+        assert etree.tostring(root) == etree.tostring(parse_sitemap(with_xsl.body))
+        assert without.etag != with_xsl.etag
+        plain.get(path, headers={"If-None-Match": with_xsl.headers["ETag"]}, status=200)
+    assert page(plain, "/sitemaps/post-sitemap.html").xpath("//table[@id='urls']/tbody/tr")
+    assert page(plain, "/sitemaps/").xpath("//table[@id='sitemaps']/tbody/tr")
 
 
 @pytest.mark.parametrize(
@@ -223,15 +336,15 @@ def test_the_page_is_made_once_per_version_of_its_xml(site, testapp, monkeypatch
     real = html_views._page
 
     def counted(*args):
-        made.append(args[3])
+        made.append(args[1])
         return real(*args)
 
     monkeypatch.setattr(html_views, "_page", counted)
     bodies = {testapp.get("/sitemaps/post-sitemap.html", status=200).body for _ in range(3)}
-    assert made == ["/post-sitemap.xml"] and len(bodies) == 1
+    assert made == ["post-sitemap"] and len(bodies) == 1
     site.patch_json("/api/posts/1", {"title": "Renamed"}, status=200)
     changed = testapp.get("/sitemaps/post-sitemap.html", status=200)
-    assert made == ["/post-sitemap.xml"] * 2
+    assert made == ["post-sitemap"] * 2
     assert changed.body != bodies.pop()
 
 

@@ -25,7 +25,7 @@ from webtest import TestApp
 from sitemap_server.app import site_of_app
 from sitemap_server.models import Post
 from sitemap_server.services import posts as post_service
-from sitemap_server.testing import SITE_URL, parse_sitemap, xml_parser
+from sitemap_server.testing import SITE_URL, browser_stylesheet, parse_sitemap, xml_parser
 from sitemap_server_news.provider import KEY_IDS, NewsProvider, order_key
 
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -817,7 +817,7 @@ def test_the_news_xsl_renders_one_row_per_article(api, testapp, clock):
     )
     post_news(api, first, language="fr")
 
-    transform = etree.XSLT(etree.fromstring(testapp.get(NEWS_XSL).body, xml_parser()))
+    transform = browser_stylesheet(testapp, NEWS_XSL)
     html = transform(etree.fromstring(testapp.get(NEWS_SITEMAP).body, xml_parser()))
 
     [table] = html.xpath("//table")
@@ -850,7 +850,7 @@ def test_the_news_xsl_renders_one_row_per_article(api, testapp, clock):
 
 
 def test_the_news_xsl_renders_an_empty_news_sitemap_as_an_empty_table(testapp):
-    transform = etree.XSLT(etree.fromstring(testapp.get(NEWS_XSL).body, xml_parser()))
+    transform = browser_stylesheet(testapp, NEWS_XSL)
     html = transform(etree.fromstring(testapp.get(NEWS_SITEMAP).body, xml_parser()))
 
     [table] = html.xpath("//table")
