@@ -187,6 +187,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sitemap_server.xsl_instruction",
         "true",
         boolean,
+        env="SITEMAP_SERVER_XSL_INSTRUCTION",
         doc="Whether each sitemap document leads with the instruction naming its XSL "
         "stylesheet (S-308, as Yoast's do): a browser with XSLT shows it as a table, under "
         "the deprecation banner Chromium now shows for XSLT. False: documents name only "

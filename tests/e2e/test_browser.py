@@ -23,6 +23,12 @@ A second Chromium runs with XSLT off, as Chrome's stable channel ships since Nov
 2026: opening a ``.xml`` URL shows the XML itself, laid out by the CSS it also names and
 led by a sentence naming the page for people, and that page shows the document (S-312).
 
+The demo holds 1,200 posts, so the post sitemap's first page is a table of 1,000 rows,
+filtered in both views by typing into its box. Two more servers show the rest: a private
+site (every view says why it lists nothing) and one whose documents name no XSL
+(``sitemap_server.xsl_instruction`` false: Chromium shows the CSS view and no XSLT
+banner). Screenshots of every view are saved.
+
 The browser resolves no host but 127.0.0.1, and the commands run behind a proxy that
 refuses, so the test never touches the network (the demo asks for nothing anyway).
 """
@@ -30,6 +36,7 @@ refuses, so the test never touches the network (the demo asks for nothing anyway
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,15 +44,20 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
+import yaml
 from lxml import etree
 from playwright.sync_api import BrowserContext, Page, sync_playwright
 
+from sitemap_server.sitemaps.rendering import PRIVATE_NOTE
 from sitemap_server.testing import (
+    PROJECT_ROOT,
     SITEMAP_NS,
     free_port,
     production_command,
-    serve_production,
+    pserve_production,
+    running,
     server_environment,
+    wait_until,
     xml_parser,
 )
 
@@ -75,6 +87,10 @@ NO_NETWORK = {
     **{name: "" for name in ("NO_PROXY", "no_proxy")},
 }
 TIMEOUT_MS = 10_000
+# The demo site's title, which every view shows.
+DEMO_TITLE = "Demo Site"
+# The big demo's posts: the post sitemap's first page is a full page of 1,000 rows.
+BIG_DEMO_POSTS = 1200
 NS = {
     "s": SITEMAP_NS,
     "video": "http://www.google.com/schemas/sitemap-video/1.1",
@@ -168,20 +184,62 @@ def run_cli(env: dict[str, str], *args: str) -> None:
 # Fixtures: one server, one browser for the module -------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The demo site, served by ``pserve production.ini``: its URL, which is the server's."""
+@contextmanager
+def demo_site(
+    tmp_path_factory: pytest.TempPathFactory, posts: int, **settings: str
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """The demo site with ``posts`` posts, served by ``pserve production.ini`` with the
+    environment's ``settings``: its URL, which is the server's, and that environment."""
     tmp = tmp_path_factory.mktemp("e2e-site")
     port = free_port()
     site_url = f"http://127.0.0.1:{port}"
     database_url = f"sqlite:///{tmp / 'site.sqlite'}"
     env = server_environment(
-        SITEMAP_SERVER_DATABASE_URL=database_url, SITEMAP_SERVER_SITE_URL=site_url, **NO_NETWORK
+        SITEMAP_SERVER_DATABASE_URL=database_url,
+        SITEMAP_SERVER_SITE_URL=site_url,
+        **NO_NETWORK,
+        **settings,
     )
     run_cli(env, "migrate")
-    run_cli(env, "seed-demo")
-    with serve_production(database_url, site_url, tmp / "pserve.log", port=port) as base:
+    run_cli(env, "seed-demo", "--posts", str(posts))
+    with running(pserve_production(port), PROJECT_ROOT, env, tmp / "pserve.log", port) as base:
         assert base == site_url
+        yield base, env
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The demo site, with more posts than a page holds (the post sitemap's first page is a
+    table of 1,000 rows), as this version ships it (the XSL instruction in)."""
+    with demo_site(tmp_path_factory, BIG_DEMO_POSTS) as (base, _):
+        yield base
+
+
+@pytest.fixture(scope="module")
+def private_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A small demo site made private through the admin API ("discourage search engines"),
+    once its sitemaps listed its content."""
+    with demo_site(tmp_path_factory, 20) as (base, env):
+        token = production_command(env, "token", "create", "e2e").split()[0]
+        answer = requests.patch(
+            base + "/api/settings",
+            json={"private": True},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+        assert answer.status_code == 200, answer.text
+        wait_until(
+            lambda: "<?site-private " in requests.get(base + "/sitemap_index.xml", timeout=10).text,
+            "the private setting to reach the documents",
+        )
+        yield base
+
+
+@pytest.fixture(scope="module")
+def site_without_xsl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The demo site whose documents name no XSL (``sitemap_server.xsl_instruction``
+    false, from the environment)."""
+    with demo_site(tmp_path_factory, 300, SITEMAP_SERVER_XSL_INSTRUCTION="false") as (base, _):
         yield base
 
 
@@ -465,6 +523,147 @@ def test_a_full_page_screenshot(opened, screenshots, name, view):
     assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
+@pytest.mark.parametrize("view", VIEWS)
+def test_the_index_names_the_site_and_counts_the_urls_of_each_sitemap(opened, expected, site, view):
+    """The index's page names the site (linked to it), titles itself with it, and says in
+    a column how many URLs each sitemap holds: as many as that sitemap's XML lists."""
+    page = opened(INDEX, view)
+    assert page.locator("#site").inner_text() == DEMO_TITLE
+    assert page.locator("#site a").get_attribute("href") == site + "/"
+    assert page.title() == f"XML Sitemap Index · {DEMO_TITLE}"
+    rows = page.locator("table#sitemaps tbody tr").evaluate_all(
+        "rows => rows.map(row => [row.querySelector('td.url a').textContent,"
+        " row.querySelector('td.urls').textContent])"
+    )
+    index = etree.fromstring(expected(INDEX).body, xml_parser())
+    sitemaps = index.xpath("s:sitemap/s:loc/text()", namespaces=NS)
+    urls = {
+        name: len(etree.fromstring(expected(name).body, xml_parser()).findall("s:url", NS))
+        for name in map(name_of, sitemaps)
+    }
+    assert [(loc, int(count)) for loc, count in rows] == [
+        (loc, urls[name_of(loc)]) for loc in sitemaps
+    ]
+    assert urls["post-sitemap"] == 1000
+
+
+VISIBLE_ROWS = "rows => rows.filter(row => !row.hidden).map(row => row.textContent)"
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_a_thousand_rows_are_filtered_by_what_is_typed(page, site, screenshots, view):
+    """The post sitemap's 1,000 rows: typing words shows only the rows holding every one of
+    them (in their URL, date or counts), says how many of all; emptying the box shows all
+    again. Nothing is fetched for it: the page runs only its own inline script."""
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    open_view(page, site, "post-sitemap", view)
+    rows = page.locator("table#urls tbody tr")
+    every = rows.evaluate_all(VISIBLE_ROWS)
+    assert len(every) == 1000
+    for typed in ("kitchen", "Kitchen  MARKET", "2025-05", "no-such-words-anywhere"):
+        words = typed.lower().split()
+        want = [text for text in every if all(word in text.lower() for word in words)]
+        page.locator("#filter").fill(typed)
+        assert rows.evaluate_all(VISIBLE_ROWS) == want, typed
+        assert page.locator("#shown").inner_text() == f"{len(want)} of 1000 shown"
+        if typed == "Kitchen  MARKET":
+            assert 0 < len(want) < 100
+            page.screenshot(path=screenshots / f"post-sitemap-filtered-{view}.png")
+    page.locator("#filter").fill("")
+    assert rows.evaluate_all(VISIBLE_ROWS) == every
+    assert page.locator("#shown").inner_text() == ""
+    assert page.locator("script[src]").count() == 0
+    assert {urlsplit(url).netloc for url in fetched} == {urlsplit(site).netloc}
+
+
+PRIVATE_VIEWS = {"index": INDEX, "post": "post-sitemap"}
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("name", PRIVATE_VIEWS.values(), ids=PRIVATE_VIEWS.keys())
+def test_a_private_site_says_so_and_why(browser, private_site, screenshots, name, view):
+    """A private site's documents list nothing; each view says why (the setting, what it
+    does) and how the owner changes it, above the empty count."""
+    page = browser.new_page()
+    try:
+        open_view(page, private_site, name, view)
+        assert page.locator("#private").inner_text() == PRIVATE_NOTE
+        assert page.locator("#private").is_visible()
+        assert page.locator("table tbody tr").count() == 0
+        page.screenshot(path=screenshots / f"private-{name}-{view}.png", full_page=True)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("name", PRIVATE_VIEWS.values(), ids=PRIVATE_VIEWS.keys())
+def test_without_xslt_a_private_site_says_so_and_why(browser_without_xslt, private_site, name):
+    """The CSS view (no XSLT) says it too, in the lines that lead the XML."""
+    page = browser_without_xslt.new_page()
+    try:
+        page.goto(private_site + xml_path(name))
+        shown = css_view_text(page)
+        assert PRIVATE_NOTE in shown
+        assert shown.startswith(f"{DEMO_TITLE} A sitemap, for search engines.")
+    finally:
+        page.close()
+
+
+def css_view_text(page: Page) -> str:
+    """The text a person reads of the XML laid out by its CSS, generated lines included
+    (as the browser's accessibility tree has it), its blanks made single spaces."""
+    items = yaml.safe_load(page.locator(":root").aria_snapshot())
+    texts = (" ".join(map(str, i.values())) if isinstance(i, dict) else str(i) for i in items)
+    return " ".join(" ".join(texts).split())
+
+
+# The banner Chromium puts over a page made by XSLT ("This site uses XSLT; that
+# functionality is being removed from this browser very soon. …"), an element of its own.
+XSLT_BANNER = "xslt-warning-banner"
+
+
+@pytest.mark.parametrize("name", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_without_the_xsl_instruction_a_browser_shows_the_css_view_and_no_banner(
+    browser, browser_without_xslt, site, site_without_xsl, screenshots, name
+):
+    """``sitemap_server.xsl_instruction`` false: a browser that has XSLT (and shows its
+    removal banner over the XSL view of a site that names the XSL) shows the XML laid out
+    by its CSS, as one without XSLT does: the site, the page for people, the count
+    sentence counted by CSS over the entries shown; no banner. The page for people is the
+    same page as with the instruction."""
+    with_xsl = browser.new_page()
+    page = browser.new_page()
+    try:
+        open_view(with_xsl, site, name, XSL_VIEW)
+        assert with_xsl.locator("#count").count() == 1
+        assert with_xsl.locator(XSLT_BANNER).count() == 1
+        open_view(page, site_without_xsl, name, XSL_VIEW)
+        assert page.locator("#count").count() == 0  # not transformed
+        assert page.locator(XSLT_BANNER).count() == 0
+        seen = page.evaluate(SHOWN)
+        readable = site_without_xsl + html_path(name)
+        assert seen["lead"] == (
+            f'"{DEMO_TITLE}\\a A sitemap, for search engines. People read it at {readable}"'
+        )
+        what = ("sitemap index", "sitemaps") if name == INDEX else ("sitemap", "URLs")
+        sentence = page.evaluate("getComputedStyle(document.documentElement, '::after').content")
+        assert sentence == f'"This XML {what[0]} contains " counter(entries) " {what[1]}."'
+        increments = page.evaluate(
+            "Array.from(document.documentElement.children,"
+            " e => getComputedStyle(e).counterIncrement)"
+        )
+        assert increments and set(increments) == {"entries 1"}
+        page.screenshot(path=screenshots / f"{name}-css-view.png")
+        open_view(page, site_without_xsl, name, HTML_VIEW)
+        assert page.locator("#count").count() == 1 and page.locator("#site").inner_text() == (
+            DEMO_TITLE
+        )
+        assert page.locator(f"{table_of(name)} tbody tr").count() > 0
+    finally:
+        with_xsl.close()
+        page.close()
+
+
 # What a crawler gets ------------------------------------------------------------------------
 
 
@@ -514,7 +713,9 @@ def test_without_xslt_the_xml_shows_where_its_readable_page_is(
         assert page.locator("#count").count() == 0  # not transformed
         seen = page.evaluate(SHOWN)
         readable = site + html_path(name)
-        assert seen["lead"] == f'"A sitemap, for search engines. People read it at {readable}"'
+        assert seen["lead"] == (
+            f'"{DEMO_TITLE}\\a A sitemap, for search engines. People read it at {readable}"'
+        )
         assert readable == expected(name).html_view
         locs = [text for tag, text in seen["shown"] if tag == "loc"]
         want = expected(name).links if name == INDEX else expected(name).html_links
