@@ -57,6 +57,10 @@ PAGE_ROUTE = f"/{{name:{NAME}}}-sitemap{{number:{NUMBER}}}.{{form:{_PAGE_FORMS}}
 LEGACY_INDEX_ROUTE = f"/sitemap.{{form:{_INDEX_FORMS}}}"
 DOCUMENT_ROUTE = f"{{document:{INDEX}{NUMBER}|{NAME}-sitemap{NUMBER}}}"
 
+# A document's name (``documents.sitemap_name``, ``index_name``): group 1 a page's sitemap.
+INDEX_DOCUMENT = re.compile(rf"{INDEX}({NUMBER})")
+PAGE_DOCUMENT = re.compile(rf"({NAME})-sitemap{NUMBER}")
+
 # The same as paths (``explain``): group 1 a page's sitemap name, the next its number
 # (at most 9 digits: more name no page).
 PAGE_PATH = re.compile(rf"^/({NAME})-sitemap([0-9]{{0,9}})\.xml$")

@@ -12,6 +12,7 @@ part of the plugin API (``sitemap_server.plugin``).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,28 @@ def positive_int(value: str) -> int:
     if number < 1:
         raise ValueError("must be a positive integer")
     return number
+
+
+def non_negative_int(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise ValueError("must be 0 or a positive integer")
+    return number
+
+
+def header_names(value: str) -> tuple[str, ...]:
+    """HTTP header names (RFC 9110's tokens), separated by blanks or commas; ``none``:
+    none."""
+    if value.strip().lower() == "none":
+        return ()
+    found = names(value)
+    for name in found:
+        if not _HEADER_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not an HTTP header name")
+    return found
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 def bounded_int(largest: int) -> Callable[[str], int]:
@@ -165,10 +188,43 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "sitemap_server.cache_control",
-        "public, no-cache",
+        "",
         str,
-        doc="Cache-Control of sitemap and XSL responses. The default lets caches keep a copy "
-        "but revalidate it (a cheap 304) on every use, so nobody is served a stale sitemap.",
+        doc="Cache-Control of every document (sitemaps, indexes, feed, robots.txt, "
+        "stylesheets, pages for people) as written here; empty: made from the "
+        "sitemap_server.cache.* settings.",
+    ),
+    Setting(
+        "sitemap_server.cache.s_maxage",
+        "0",
+        non_negative_int,
+        doc="Seconds a shared cache (a CDN, Varnish) may serve a document without asking "
+        "(s-maxage; browsers always revalidate: max-age=0). 0, the default, has it "
+        "revalidate every use (a cheap 304), so nobody is served a stale sitemap; raise it "
+        "only where purges reach the cache (the documents' tags name what to purge).",
+    ),
+    Setting(
+        "sitemap_server.cache.stale_while_revalidate",
+        "0",
+        non_negative_int,
+        doc="Seconds a shared cache may serve a document past its s-maxage while it "
+        "revalidates it in the background (stale-while-revalidate; 0: left out).",
+    ),
+    Setting(
+        "sitemap_server.cache.stale_if_error",
+        "86400",
+        non_negative_int,
+        doc="Seconds a shared cache may serve its copy of a document while this server "
+        "answers errors or not at all (stale-if-error; 0: left out).",
+    ),
+    Setting(
+        "sitemap_server.cache.tag_headers",
+        "Surrogate-Key",
+        header_names,
+        doc="The headers that carry each document's cache tags, for the cache in front: "
+        "Surrogate-Key (Fastly; Varnish's xkey through deploy/varnish), Cache-Tag "
+        "(Cloudflare), xkey (Varnish), Edge-Cache-Tag (Akamai); several may be named; "
+        "none: no tags.",
     ),
     Setting(
         "sitemap_server.feed.entries",

@@ -47,7 +47,7 @@ from .sitemaps.engine import Engine
 from .sitemaps.html import Stylesheets
 from .sitemaps.providers import MAIN_XSL
 from .sitemaps.reader import Reader
-from .sitemaps.responses import RenderCache
+from .sitemaps.responses import RenderCache, cache_policy
 from .sitemaps.xml import IMAGE_NS, XHTML_NS
 
 if TYPE_CHECKING:
@@ -132,6 +132,11 @@ class Site:
     def render_cache(self) -> RenderCache:
         """Rendered documents, kept between requests (``sitemaps.responses``)."""
         return RenderCache(self.settings["sitemap_server.render_cache_bytes"])
+
+    @cached_property
+    def cache_policy(self) -> str:
+        """The ``Cache-Control`` of every document (``sitemaps.responses.cache_policy``)."""
+        return cache_policy(self.settings)
 
     @cached_property
     def namespaces(self) -> dict[str, str]:

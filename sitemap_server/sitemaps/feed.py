@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection
 from ..documents import FEED, FEED_PATH
 from ..models import SitemapEntry, SiteSettings
 from .reader import ReadState
-from .responses import sitemap_response
+from .responses import document_tag, sitemap_response, tag
 from .xml import w3c, xml_text
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -46,6 +46,7 @@ TITLE = select(SiteSettings.title)
 
 def feed_view(request: Request) -> Response:
     site = request.read_state.site
+    tag(request, document_tag(FEED_PATH.lstrip("/")))
     names = [] if site.private else [p.name for p in site.providers]
     take: int = request.registry.settings["sitemap_server.feed.entries"]
 

@@ -20,7 +20,8 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.response import Response
 
-from ..documents import DOCUMENT_ROUTE, HTML_ROOT, INDEX, NAME, NUMBER, html_url
+from .. import documents
+from ..documents import DOCUMENT_ROUTE, HTML_ROOT, INDEX, html_url
 from .providers import MAIN_XSL
 from .rendering import PRIVATE_NOTE, instruction_text
 from .responses import (
@@ -32,8 +33,9 @@ from .responses import (
     not_modified,
     pack,
     send,
+    tag,
 )
-from .views import index_part, moved, stylesheet_file
+from .views import document_tags, index_part, moved, stylesheet_file
 
 # lxml is imported by the first page for people, in each function that uses it: a
 # process that serves only XML does without it (~5 MB).
@@ -107,6 +109,7 @@ document_parser = cache(parser)
 def html_view(request: Request) -> Response:
     document = request.matchdict.get("document") or INDEX
     site_url = request.read_state.site.site_url
+    tag(request, *document_tags(document))  # made of the document: purged with it
     if document == INDEX and request.path_info != HTML_ROOT:
         return moved(request, html_url(site_url, INDEX))
     xml_path = f"/{document}.xml"
@@ -200,7 +203,8 @@ def css_view(request: Request) -> Response:
     entries it holds) and, for an index, how many URLs each sitemap holds."""
     document = request.matchdict["document"]
     site = request.read_state.site
-    index = INDEX_DOCUMENT.fullmatch(document)
+    tag(request, *document_tags(document))
+    index = documents.INDEX_DOCUMENT.fullmatch(document)
     private = f' "\\A\\A" "{css_string(PRIVATE_NOTE)}"' if site.private else ""
     text = CSS.format(
         site=css_string(instruction_text(site.name)),  # as the XML carries it
@@ -212,13 +216,10 @@ def css_view(request: Request) -> Response:
         text += _url_counts(request, [p.name for p in site.providers], int(index.group(1) or 1))
     response = Response(text, content_type="text/css", charset="UTF-8")
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
-    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+    response.cache_control = request.site.cache_policy
     response.md5_etag()
     response.conditional_response = True
     return response
-
-
-INDEX_DOCUMENT = re.compile(rf"{INDEX}([0-9]*)")
 
 
 def _url_counts(request: Request, names: list[str], part: int) -> str:
@@ -274,12 +275,9 @@ def stylesheet_of(site: SiteSnapshot, document: str) -> str:
     the core's for an index, the provider's for a page. Read from the provider, not from
     the document's instruction: a document may name no XSL
     (``sitemap_server.xsl_instruction``), and its page for people is made all the same."""
-    page = PAGE_DOCUMENT.fullmatch(document)
+    page = documents.PAGE_DOCUMENT.fullmatch(document)
     provider = None if page is None else site.provider(page.group(1))
     return MAIN_XSL if provider is None else provider.xsl
-
-
-PAGE_DOCUMENT = re.compile(rf"({NAME})-sitemap{NUMBER}")
 
 
 def includeme(config: Configurator) -> None:

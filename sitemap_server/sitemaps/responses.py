@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from threading import Lock
@@ -276,18 +276,78 @@ def sitemap_headers(
     if not as_file:
         response.headers["Vary"] = "Accept-Encoding"
     response.headers["ETag"] = f'"{etag}-gz"' if gzipped else f'"{etag}"'
-    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+    response.cache_control = request.site.cache_policy
     return response
 
 
 def not_found(request: Request, what: str) -> Response:
+    """A 404 (S-305), with the documents' cache policy: a shared cache that keeps it asks
+    again as it would for a document (a page past the last one may exist tomorrow)."""
     if len(what) > NOT_FOUND_ECHO_CHARS:  # a small body, whatever the URL (S-305)
         what = what[:NOT_FOUND_ECHO_CHARS] + "…"
     response = Response(
         f"Not found: {what}\n", status=404, content_type="text/plain", charset="UTF-8"
     )
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    response.cache_control = request.site.cache_policy
     return response
+
+
+def cache_policy(settings: Mapping[str, Any]) -> str:
+    """The ``Cache-Control`` of every document: ``sitemap_server.cache_control`` as
+    written, else made of the ``sitemap_server.cache.*`` settings. Browsers revalidate
+    every use (``max-age=0``: a cheap 304); a shared cache keeps a copy ``s-maxage``
+    seconds, and may serve it stale while it revalidates it (``stale-while-revalidate``)
+    or while this server fails (``stale-if-error``)."""
+    written: str = settings["sitemap_server.cache_control"]
+    if written:
+        return written
+    policy = ["public", "max-age=0", f"s-maxage={settings['sitemap_server.cache.s_maxage']}"]
+    for directive in ("stale_while_revalidate", "stale_if_error"):
+        seconds = settings[f"sitemap_server.cache.{directive}"]
+        if seconds:
+            policy.append(f"{directive.replace('_', '-')}={seconds}")
+    return ", ".join(policy)
+
+
+# Cache tags (S-314), which a cache in front keeps with each answer, so that a purge names
+# what changed: every answer of the read path carries ALL_TAG; a document its own
+# (``doc:post-sitemap2``: all its forms, its page for people and its CSS), a sitemap's
+# page its provider's (``provider:post``), every part of the index INDEX_TAG.
+ALL_TAG = "sitemaps"
+INDEX_TAG = "index"
+STYLESHEETS_TAG = "stylesheets"
+# Headers whose tags are separated by commas (Cloudflare's, Akamai's); the others' by
+# blanks (Fastly's Surrogate-Key, Varnish's xkey).
+COMMA_SEPARATED = frozenset({"cache-tag", "edge-cache-tag"})
+
+
+def document_tag(document: str) -> str:
+    """The tag of the document ``document`` (``post-sitemap2``, ``sitemap_index``,
+    ``robots.txt``)."""
+    return f"doc:{document}"
+
+
+def provider_tag(name: str) -> str:
+    """The tag of every page of the sitemap ``name``."""
+    return f"provider:{name}"
+
+
+def tag(request: Request, *tags: str) -> None:
+    """The answer to ``request``, whatever it is (the document, a 304, a redirect to it,
+    a 404), names ``tags`` and ``ALL_TAG`` in the headers
+    ``sitemap_server.cache.tag_headers`` names."""
+    headers: tuple[str, ...] = request.site.settings["sitemap_server.cache.tag_headers"]
+    if not headers:
+        return
+    values = (ALL_TAG, *tags)
+
+    def add(_request: Request, response: Response) -> None:
+        for name in headers:
+            separator = ", " if name.lower() in COMMA_SEPARATED else " "
+            response.headers[name] = separator.join(values)
+
+    request.add_response_callback(add)
 
 
 def not_found_view(request: Request) -> Response:

@@ -47,11 +47,16 @@ from .providers import MAIN_XSL
 from .reader import Reader, ReadState
 from .rendering import FRAME, INDEX_FRAME, PIECE_ENTRIES, document, head, template
 from .responses import (
+    INDEX_TAG,
+    STYLESHEETS_TAG,
     X_ROBOTS_TAG,
+    document_tag,
     not_allowed_view,
     not_found,
     not_found_view,
+    provider_tag,
     sitemap_response,
+    tag,
 )
 
 if TYPE_CHECKING:
@@ -69,6 +74,7 @@ def index_view(request: Request) -> Response:
         return not_found(request, request.path)
     site = request.read_state.site
     target = canonical(number)
+    tag(request, *document_tags(index_name(target or int(number or "1"))))
     if target is not None:
         return moved(request, site.site_url + index_path(target, form))
     part = int(number or "1")
@@ -128,10 +134,22 @@ def lead(request: Request, state: ReadState, xsl: str, name: str) -> str:
 
 
 def moved(request: Request, location: str) -> Response:
-    """A 301 to ``location``, with the sitemaps' robots header."""
+    """A 301 to ``location``, with the sitemaps' robots header and cache policy (and the
+    tags of the document it leads to, ``tag``)."""
     response = HTTPMovedPermanently(location=location)
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
+    response.cache_control = request.site.cache_policy
     return response
+
+
+def document_tags(document: str) -> tuple[str, ...]:
+    """The cache tags of ``document`` (``sitemap_index2``, ``post-sitemap``) besides
+    ``ALL_TAG``: its own, and its provider's or the index's."""
+    if documents.INDEX_DOCUMENT.fullmatch(document):
+        return (INDEX_TAG, document_tag(document))
+    page = documents.PAGE_DOCUMENT.fullmatch(document)
+    assert page is not None, document
+    return (provider_tag(page.group(1)), document_tag(document))
 
 
 def page_view(request: Request) -> Response:
@@ -141,9 +159,10 @@ def page_view(request: Request) -> Response:
         return not_found(request, request.path)
     site = request.read_state.site
     target = canonical(number)
+    page = target or (int(number) if number else 1)
+    tag(request, *document_tags(sitemap_name(name, page)))
     if target is not None:
         return moved(request, sitemap_url(site.site_url, name, target, form))
-    page = int(number) if number else 1
     provider = site.provider(name)
     if provider is None or (site.private and page > 1):
         return not_found(request, request.path)
@@ -267,6 +286,7 @@ PAGE = select(
 def legacy_index_view(request: Request) -> Response:
     """``/sitemap.xml`` (and ``.xml.gz``), where crawlers look first: the index."""
     form = request.matchdict["form"]
+    tag(request, *document_tags(index_name(1)))
     return moved(request, request.read_state.site.site_url + index_path(1, form))
 
 
@@ -284,9 +304,10 @@ def stylesheet_response(request: Request, asset: str) -> Response:
     """The stylesheet ``asset``, with its digest as ETag and the file's date: a browser
     that has it gets a 304."""
     body, etag, modified = stylesheet_file(asset)
+    tag(request, STYLESHEETS_TAG)
     response = Response(body=body, content_type="text/xsl", charset="UTF-8")
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
-    response.cache_control = request.registry.settings["sitemap_server.cache_control"]
+    response.cache_control = request.site.cache_policy
     response.etag = etag
     response.last_modified = modified
     response.conditional_response = True
@@ -321,6 +342,7 @@ def _modified(resource: Any) -> datetime | None:
 
 def robots_view(request: Request) -> Response:
     site = request.read_state.site
+    tag(request, document_tag("robots.txt"))
     if site.private:
         text = "User-agent: *\nDisallow: /\n"
     else:
@@ -339,7 +361,11 @@ def robots_view(request: Request) -> Response:
             f"Sitemap: {sitemap_url(site.site_url, name, page, TEXT)}\n" for name, page in pages
         )
         text = f"User-agent: *\nDisallow:\n\n{sitemaps}"
-    return Response(text, content_type="text/plain", charset="UTF-8")
+    response = Response(text, content_type="text/plain", charset="UTF-8")
+    response.cache_control = request.site.cache_policy
+    response.md5_etag()
+    response.conditional_response = True
+    return response
 
 
 # The read path opens its own connections (see reader.py): no transaction manager.

@@ -44,7 +44,9 @@ IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 NS = {"sm": SM_NS, "image": IMAGE_NS}
 XSL_PATH = "/main-sitemap.xsl"
 X_ROBOTS_TAG = "noindex, follow"
-DEFAULT_CACHE_CONTROL = "public, no-cache"
+# Browsers and shared caches revalidate every use (a cheap 304); a shared cache may serve
+# its copy for a day while this server fails (S-314).
+DEFAULT_CACHE_CONTROL = "public, max-age=0, s-maxage=0, stale-if-error=86400"
 # A 404 is "small": a line of text, not an HTML page or a stack trace.
 PER_PAGE = 3
 
@@ -637,12 +639,71 @@ def test_plain_xml_when_the_client_does_not_accept_gzip(books, testapp, accepted
     parse_document(response.body)
 
 
-@pytest.mark.parametrize("path", [*SITEMAP_PATHS, "/page-sitemap.xml", XSL_PATH])
-def test_cache_control_is_the_default(books, testapp, path):
-    assert testapp.get(path).headers["Cache-Control"] == DEFAULT_CACHE_CONTROL
+# S-314: a cache policy for shared caches, and tags naming what a purge must reach.
+
+# Every answer of the read path (path → its tags, after "sitemaps"): each form of a
+# document and its pages for people carry the document's tag; a sitemap's pages their
+# provider's; the index's parts "index"; a redirect the tags of where it leads; a 404 of
+# a page that may exist tomorrow the tags it would have.
+TAGGED = {
+    "/sitemap_index.xml": "index doc:sitemap_index",
+    "/sitemap_index.xml.gz": "index doc:sitemap_index",
+    "/sitemap.xml": "index doc:sitemap_index",
+    "/sitemap_index1.xml": "index doc:sitemap_index",
+    "/sitemap_index2.xml": "index doc:sitemap_index2",
+    "/book-sitemap.xml": "provider:book doc:book-sitemap",
+    "/book-sitemap.txt": "provider:book doc:book-sitemap",
+    "/book-sitemap.xml.gz": "provider:book doc:book-sitemap",
+    "/book-sitemap1.xml": "provider:book doc:book-sitemap",
+    "/book-sitemap3.xml": "provider:book doc:book-sitemap3",
+    "/book-sitemap4.xml": "provider:book doc:book-sitemap4",
+    "/sitemaps/": "index doc:sitemap_index",
+    "/sitemaps/book-sitemap2.html": "provider:book doc:book-sitemap2",
+    "/sitemaps/book-sitemap2.css": "provider:book doc:book-sitemap2",
+    "/sitemaps/sitemap_index.css": "index doc:sitemap_index",
+    "/sitemap.atom": "doc:sitemap.atom",
+    "/robots.txt": "doc:robots.txt",
+    XSL_PATH: "stylesheets",
+}
 
 
-def test_cache_control_follows_the_setting(books, app_for):
+@pytest.mark.parametrize("path", TAGGED)
+def test_every_answer_carries_the_cache_policy_and_its_tags(books, testapp, path):
+    response = testapp.get(path, status="*")
+    assert response.status_int in (200, 301, 404), response.status
+    assert response.headers["Cache-Control"] == DEFAULT_CACHE_CONTROL
+    assert response.headers["Surrogate-Key"] == f"sitemaps {TAGGED[path]}"
+    if response.status_int == 200 and response.headers.get("ETag"):
+        again = testapp.get(path, headers={"If-None-Match": response.headers["ETag"]}, status=304)
+        assert again.headers["Cache-Control"] == DEFAULT_CACHE_CONTROL
+        assert again.headers["Surrogate-Key"] == f"sitemaps {TAGGED[path]}"
+
+
+def test_tags_go_in_the_headers_the_cache_in_front_reads(books, app_for):
+    """Cloudflare's and Akamai's headers take commas, Fastly's and Varnish's blanks; none
+    named: no tag header at all."""
+    both = app_for(**{"sitemap_server.cache.tag_headers": "Cache-Tag, xkey"})
+    response = both.get("/book-sitemap.xml")
+    assert response.headers["Cache-Tag"] == "sitemaps, provider:book, doc:book-sitemap"
+    assert response.headers["xkey"] == "sitemaps provider:book doc:book-sitemap"
+    assert "Surrogate-Key" not in response.headers
+    untagged = app_for(**{"sitemap_server.cache.tag_headers": "none"}).get("/book-sitemap.xml")
+    assert not {"Surrogate-Key", "Cache-Tag", "xkey"} & set(untagged.headers)
+
+
+def test_the_cache_policy_follows_the_settings(books, app_for):
+    """Where purges reach the cache, it may keep documents longer and serve them stale
+    while it revalidates; ``sitemap_server.cache_control`` is taken as written."""
+    cached = app_for(
+        **{
+            "sitemap_server.cache.s_maxage": "86400",
+            "sitemap_server.cache.stale_while_revalidate": "30",
+            "sitemap_server.cache.stale_if_error": "0",
+        }
+    )
+    policy = "public, max-age=0, s-maxage=86400, stale-while-revalidate=30"
+    for path in [*SITEMAP_PATHS, "/page-sitemap.xml", XSL_PATH, "/book-sitemap1.xml"]:
+        assert cached.get(path, status="*").headers["Cache-Control"] == policy
     configured = "public, max-age=300, must-revalidate"
     other = app_for(**{"sitemap_server.cache_control": configured})
     for path in [*SITEMAP_PATHS, "/page-sitemap.xml", XSL_PATH]:

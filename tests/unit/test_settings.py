@@ -65,6 +65,9 @@ def test_a_missing_required_setting_names_its_environment_variable():
         ("sitemap_server.notify.quiet_seconds", "-1", "0 or more"),
         ("sitemap_server.notify.timeout_seconds", "0", "positive"),
         ("sitemap_server.notify.lease_seconds", "20", "more than twice"),
+        ("sitemap_server.cache.s_maxage", "-1", "0 or a positive"),
+        ("sitemap_server.cache.stale_if_error", "a day", "stale_if_error"),
+        ("sitemap_server.cache.tag_headers", "Surrogate-Key Cache:Tag", "not an HTTP header"),
     ],
 )
 def test_invalid_values_are_refused_with_the_setting_named(name, value, message):
