@@ -87,6 +87,9 @@ NO_NETWORK = {
     **{name: "" for name in ("NO_PROXY", "no_proxy")},
 }
 TIMEOUT_MS = 10_000
+# A screenshot: the top of the page (at most this many pixels), within this time.
+SCREENSHOT_HEIGHT = 4000
+SCREENSHOT_TIMEOUT_MS = 60_000
 # The demo site's title, which every view shows.
 DEMO_TITLE = "Demo Site"
 # The big demo's posts: the post sitemap's first page is a full page of 1,000 rows.
@@ -517,7 +520,15 @@ def test_a_full_page_screenshot(opened, screenshots, name, view):
     path = screenshots / f"{name}-{view}.png"
     page = opened(name, view)
     page.bring_to_front()
-    page.screenshot(path=path, full_page=True)
+    # The top of a long page (the 1,000-row one is 40,000 pixels tall: a PNG of it takes
+    # Chromium seconds, and more on a loaded machine), given time as a large write is.
+    height = min(page.evaluate("document.documentElement.scrollHeight"), SCREENSHOT_HEIGHT)
+    page.screenshot(
+        path=path,
+        full_page=True,
+        clip={"x": 0, "y": 0, "width": page.viewport_size["width"], "height": height},
+        timeout=SCREENSHOT_TIMEOUT_MS,
+    )
     assert path.is_file()
     assert path.stat().st_size > 0
     assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
@@ -569,7 +580,10 @@ def test_a_thousand_rows_are_filtered_by_what_is_typed(page, site, screenshots, 
         assert page.locator("#shown").inner_text() == f"{len(want)} of 1000 shown"
         if typed == "Kitchen  MARKET":
             assert 0 < len(want) < 100
-            page.screenshot(path=screenshots / f"post-sitemap-filtered-{view}.png")
+            page.screenshot(
+                path=screenshots / f"post-sitemap-filtered-{view}.png",
+                timeout=SCREENSHOT_TIMEOUT_MS,
+            )
     page.locator("#filter").fill("")
     assert rows.evaluate_all(VISIBLE_ROWS) == every
     assert page.locator("#shown").inner_text() == ""
@@ -591,7 +605,11 @@ def test_a_private_site_says_so_and_why(browser, private_site, screenshots, name
         assert page.locator("#private").inner_text() == PRIVATE_NOTE
         assert page.locator("#private").is_visible()
         assert page.locator("table tbody tr").count() == 0
-        page.screenshot(path=screenshots / f"private-{name}-{view}.png", full_page=True)
+        page.screenshot(
+            path=screenshots / f"private-{name}-{view}.png",
+            full_page=True,
+            timeout=SCREENSHOT_TIMEOUT_MS,
+        )
     finally:
         page.close()
 
@@ -653,7 +671,7 @@ def test_without_the_xsl_instruction_a_browser_shows_the_css_view_and_no_banner(
             " e => getComputedStyle(e).counterIncrement)"
         )
         assert increments and set(increments) == {"entries 1"}
-        page.screenshot(path=screenshots / f"{name}-css-view.png")
+        page.screenshot(path=screenshots / f"{name}-css-view.png", timeout=SCREENSHOT_TIMEOUT_MS)
         open_view(page, site_without_xsl, name, HTML_VIEW)
         assert page.locator("#count").count() == 1 and page.locator("#site").inner_text() == (
             DEMO_TITLE
