@@ -127,3 +127,39 @@ def canonical(number: str) -> int | None:
     if number and (number.startswith("0") or number == "1"):
         return max(int(number.lstrip("0") or "0"), 1)
     return None
+
+
+# Cache tags (S-314): what a cache in front keeps with each answer, and what a purge names.
+# Every answer of the read path carries ALL_TAG; a document its own (``doc:post-sitemap2``:
+# all its forms, its page for people and its CSS), a sitemap's page its provider's
+# (``provider:post``), every part of the index INDEX_TAG. The maintainer names the tags
+# of what each pass changed (``sitemaps/touched.py``).
+ALL_TAG = "sitemaps"
+INDEX_TAG = "index"
+STYLESHEETS_TAG = "stylesheets"
+ROBOTS = "robots.txt"
+
+
+def document_tag(document: str) -> str:
+    """The tag of the document ``document`` (``post-sitemap2``, ``sitemap_index``,
+    ``robots.txt``, ``sitemap.atom``)."""
+    return f"doc:{document}"
+
+
+def provider_tag(name: str) -> str:
+    """The tag of every page of the sitemap ``name``."""
+    return f"provider:{name}"
+
+
+def document_tags(document: str) -> tuple[str, ...]:
+    """The tags of ``document`` (``sitemap_index2``, ``post-sitemap``) besides
+    ``ALL_TAG``: its own, and its provider's or the index's."""
+    if INDEX_DOCUMENT.fullmatch(document):
+        return (INDEX_TAG, document_tag(document))
+    page = PAGE_DOCUMENT.fullmatch(document)
+    assert page is not None, document
+    return (provider_tag(page.group(1)), document_tag(document))
+
+
+FEED_TAG = document_tag(FEED_PATH.lstrip("/"))
+ROBOTS_TAG = document_tag(ROBOTS)

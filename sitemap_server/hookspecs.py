@@ -310,6 +310,32 @@ def sitemap_changed(
 
 
 @hookspec
+def sitemap_documents_changed(session: Session, tags: list[str], site: Site) -> None:
+    """Documents changed, inside the maintainer's transaction: what a cache in front must
+    forget.
+
+    Called at the end of each pass of the maintainer that changed a document a crawler
+    reads, with the cache tags every answer carries (S-314): ``doc:post-sitemap2`` (that
+    document, in every form, with its page for people), ``provider:post`` (every page of
+    a sitemap rebuilt whole), ``index`` (every part of the index), ``doc:sitemap.atom``,
+    ``doc:robots.txt``, or ``sitemaps`` alone (every document: the site's settings, its
+    URL or its privacy changed). A page whose bytes did not change is not named. What
+    the plugin writes is committed with the change, or rolled back with it. The core
+    records a purge for each configured purge channel (``notify/purge.py``).
+
+    :param session: the maintainer's session.
+    :param tags: the tags of the documents that changed, sorted.
+    :param site: the site (its settings, plugins, database and sitemap engine).
+
+    Example::
+
+        @hookimpl
+        def sitemap_documents_changed(session, tags):
+            session.add(WarmUp(tags=tags))
+    """
+
+
+@hookspec
 def sitemap_seed_demo(session: Session, site: Site) -> None:
     """Add this plugin's own demo content to the demo site.
 

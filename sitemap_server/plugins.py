@@ -27,6 +27,7 @@ BUILTIN_PLUGINS = (
     "sitemap_server.notify.outbox",
     "sitemap_server.notify.ping",
     "sitemap_server.notify.indexnow",
+    "sitemap_server.notify.purge",
 )
 
 

@@ -68,11 +68,14 @@ class Message:
 
 @dataclass(frozen=True)
 class OutgoingRequest:
-    """An HTTP request: a POST of ``json`` when it is set, else a GET."""
+    """An HTTP request: ``method`` when it is set (a purge's ``PURGE``), else a POST of
+    ``json`` when it is set, else a GET; with ``headers`` besides the worker's."""
 
     url: str
     json: dict[str, Any] | None = None
     params: dict[str, str] | None = None
+    method: str | None = None
+    headers: dict[str, str] | None = None
     # The most of the answer's body the channel reads (``received``); 0: none. A longer
     # answer is given up.
     answer_bytes: int = 0
@@ -103,6 +106,10 @@ class Channel:
     # changes, and cancelled while the site is private. False: a plugin's background
     # job, fed by ``send_later`` and sent whatever the site's privacy.
     announces: bool = True
+    # Its messages purge a cache in front (``notify.purge``): made at once from the tags
+    # of the documents each pass of the maintainer changed (``purge_messages``), in its
+    # transaction, and sent whatever the site's privacy.
+    purges: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -112,6 +119,10 @@ class Channel:
     def messages(self, burst: Burst) -> Iterable[Message]:
         """What ``burst`` becomes (nothing, by default); each message is stored as soon as
         it is made, so a generator keeps the worker's memory small."""
+        return []
+
+    def purge_messages(self, tags: list[str]) -> Iterable[Message]:
+        """What a purge of ``tags`` becomes (asked only if it ``purges``)."""
         return []
 
     def request(self, message: Message, site_url: str) -> OutgoingRequest:

@@ -43,12 +43,16 @@ def send(
     timeout = request.timeout or timeout
     answer = None
     try:
-        if request.json is None:
-            response = http.get(request.url, params=request.params, timeout=timeout, stream=True)
-        else:
-            response = http.post(
-                request.url, params=request.params, json=request.json, timeout=timeout, stream=True
-            )
+        method = request.method or ("GET" if request.json is None else "POST")
+        response = http.request(
+            method,
+            request.url,
+            params=request.params,
+            json=request.json,
+            headers=request.headers,
+            timeout=timeout,
+            stream=True,
+        )
         with response:
             if request.answer_bytes and 200 <= response.status_code < 300:
                 answer = response.raw.read(request.answer_bytes + 1, decode_content=True)

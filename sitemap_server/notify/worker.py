@@ -141,10 +141,15 @@ class Worker:
         self.coalesce(force)
         if force:
             self._make_due()
+        attempts = self.send_due()
+        self.prune()
+        return attempts
+
+    def send_due(self) -> list[dict[str, Any]]:
+        """Send every notification that is due now; the attempts made."""
         attempts = []
         while (claimed := self.claim()) is not None:
             attempts.append(self.deliver(claimed))
-        self.prune()
         return attempts
 
     def maintain(self) -> int:
@@ -163,8 +168,8 @@ class Worker:
                 if time.monotonic() >= next_pass:
                     next_pass = time.monotonic() + self.config.poll_seconds
                     self.run_once()
-                else:
-                    self.maintain()
+                elif self.maintain():
+                    self.send_due()  # the purges of what was just applied, at once
             except Exception as error:
                 self._failed(error)
             else:

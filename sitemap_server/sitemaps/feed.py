@@ -23,10 +23,10 @@ from pyramid.response import Response
 from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.engine import Connection
 
-from ..documents import FEED, FEED_PATH
+from ..documents import FEED, FEED_PATH, FEED_TAG
 from ..models import SitemapEntry, SiteSettings
 from .reader import ReadState
-from .responses import document_tag, sitemap_response, tag
+from .responses import sitemap_response, tag
 from .xml import w3c, xml_text
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -46,7 +46,7 @@ TITLE = select(SiteSettings.title)
 
 def feed_view(request: Request) -> Response:
     site = request.read_state.site
-    tag(request, document_tag(FEED_PATH.lstrip("/")))
+    tag(request, FEED_TAG)
     names = [] if site.private else [p.name for p in site.providers]
     take: int = request.registry.settings["sitemap_server.feed.entries"]
 

@@ -21,7 +21,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 
 from .. import documents
-from ..documents import DOCUMENT_ROUTE, HTML_ROOT, INDEX, html_url
+from ..documents import DOCUMENT_ROUTE, HTML_ROOT, INDEX, document_tags, html_url
 from .providers import MAIN_XSL
 from .rendering import PRIVATE_NOTE, instruction_text
 from .responses import (
@@ -35,7 +35,7 @@ from .responses import (
     send,
     tag,
 )
-from .views import document_tags, index_part, moved, stylesheet_file
+from .views import index_part, moved, stylesheet_file
 
 # lxml is imported by the first page for people, in each function that uses it: a
 # process that serves only XML does without it (~5 MB).

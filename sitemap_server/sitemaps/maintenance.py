@@ -42,7 +42,7 @@ from ..models import (
 from ..models.meta import utcnow
 from ..models.site import configured_site_url, effective_site_url, get_settings, site_zone
 from . import changes as change_log
-from . import journal, newest
+from . import journal, newest, touched
 from .changes import ContentChanges
 from .failures import OUTAGE, WHOLE, failed
 from .providers import PAGE_FRAME_BYTES, BuildContext, Provider, in_refresh_order
@@ -216,6 +216,10 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
         update_planner_statistics(session)
     if changes.everything or changes.site or changes.whole_site:
         bump(session, SITE)
+    if changes.everything or changes.site or changes.whole_site or stale:
+        # Every document shows the site's settings, and the output settings (the site URL
+        # from the ini file …) that made a provider's fragments stale.
+        touched.everything(ctx)
     if changes.whole_site:
         site.plugins.hook.sitemap_changed(session=session, sitemap=SITE, urls=None, site=site)
     names = [p.name for p in providers]
@@ -224,6 +228,8 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
     gone = set(changes.providers) - {*names, SITE}
     if changes.everything or gone:
         journal.everything(ctx)  # what the sitemaps gone listed leaves the feed
+        for name in gone:
+            touched.provider(ctx, name)
         for table in (SitemapEntry, SitemapPage, SitemapVersion):
             if changes.everything:
                 session.execute(delete(table).where(table.provider.not_in([*names, SITE])))
@@ -279,6 +285,7 @@ def update_all(
                     update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
             bump_changed(ctx)
         journal.record(ctx)
+        touched.record(ctx)
         return
     except OUTAGE:
         raise
@@ -293,8 +300,9 @@ def update_all(
         if bulk:
             update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
     # The paths noted by what was undone are compared too: the journal follows what is
-    # stored, whatever was noted.
+    # stored, whatever was noted; a purge of what was undone costs a cache a miss.
     journal.record(ctx)
+    touched.record(ctx)
 
 
 def contained_update(
@@ -398,6 +406,8 @@ def catch_up(session: Session, wait: bool = True) -> bool:
     if not due and not missing:
         return bool(applied)
     ctx = build_context(session, site, providers)
+    if stale:  # made with other output settings (the ini file's site URL …): every document
+        touched.everything(ctx)
     update_all(ctx, [(provider, None) for provider in missing], stored)
     refresh(session, ContentChanges())  # it brings in what is due
     # Whatever ``refresh`` did not look at is still due at a time that has passed.

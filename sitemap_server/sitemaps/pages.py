@@ -34,7 +34,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from ..batches import chunks
+from ..documents import SITEMAPS_PER_INDEX
 from ..models import SitemapEntry, SitemapPage
+from . import touched
 from .providers import BuildContext
 from .rendering import index_fragment
 
@@ -72,6 +74,11 @@ def overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[Row
         if (size or 0) > ctx.page_bytes:
             found.append(page)
     return found
+
+
+def page_numbers_holding(ctx: BuildContext, provider: str, keys: set[int]) -> list[int]:
+    """The numbers of the pages of ``provider`` holding any of ``keys``."""
+    return [page.page for page in _pages_holding(ctx.session, provider, keys)]
 
 
 def _pages_holding(session: Session, provider: str, keys: set[int]) -> list[Row[Any]]:
@@ -160,6 +167,14 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
             )
         ).one()
         cursor = (previous.last_key, previous.last_part)
+    old = {
+        row.page: row
+        for row in session.execute(
+            select(*(_PAGES.c[name] for name in _CUT)).where(
+                _PAGES.c.provider == provider, _PAGES.c.page >= start_page
+            )
+        )
+    }
     session.execute(
         delete(_PAGES).where(_PAGES.c.provider == provider, _PAGES.c.page >= start_page)
     )
@@ -191,6 +206,41 @@ def recut_pages(ctx: BuildContext, provider: str, from_key: int | None) -> None:
         page += 1
     for batch in chunks(pages):
         session.execute(insert(_PAGES), batch)
+    _note_recut(ctx, provider, old, pages)
+
+
+# What a page's cut is (``recut_pages`` compares it): its number, bounds and count; and
+# what the index shows of it besides.
+_CUT = ("page", "first_key", "first_part", "last_key", "last_part", "entries", "lastmod")
+
+
+def _note_recut(
+    ctx: BuildContext, provider: str, old: dict[int, Any], new: list[dict[str, Any]]
+) -> None:
+    """Note the pages a recut changed (``touched``): those whose bounds or count differ,
+    and those that went; the index when one of them, or a date, did; robots.txt when the
+    number of pages changed and it names each one (``sitemap_server.robots.text``) or
+    the number of index files changed with it."""
+    cut = {page["page"]: tuple(page[name] for name in _CUT) for page in new}
+    before = {number: tuple(row) for number, row in old.items()}
+    moved = {
+        number
+        for number in cut.keys() | before.keys()
+        if (cut.get(number) or ())[:6] != (before.get(number) or ())[:6]
+    }
+    touched.pages(ctx, provider, moved)
+    if moved or cut != before:
+        robots = False
+        if len(cut) != len(before):
+            total = ctx.session.scalar(select(func.count()).select_from(_PAGES)) or 0
+            robots = ctx.site.settings["sitemap_server.robots.text"] or (
+                _index_files(total) != _index_files(total - len(cut) + len(before))
+            )
+        touched.index(ctx, robots=robots)
+
+
+def _index_files(pages: int) -> int:
+    return max(1, -(-pages // SITEMAPS_PER_INDEX))
 
 
 def _fitting(rows: Sequence[Any], budget: int) -> Sequence[Any]:
@@ -230,6 +280,7 @@ def refresh_page_dates(
         else:
             lastmod = session.scalar(PAGE_NEWEST, page_range(provider, page))
         if lastmod != page.lastmod:
+            touched.index(ctx)
             xml = index_fragment(provider, page.page, lastmod, ctx.zone)
             session.execute(
                 SET_PAGE_DATE, {"p": provider, "n": page.page, "lastmod": lastmod, "xml": xml}

@@ -22,7 +22,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 from sqlalchemy.engine import Connection
 
-from ..documents import FEED, GZIP_FILE, TEXT, XML
+from ..documents import ALL_TAG, FEED, GZIP_FILE, TEXT, XML
 from .reader import Reader, ReadState
 
 X_ROBOTS_TAG = "noindex, follow"
@@ -310,27 +310,9 @@ def cache_policy(settings: Mapping[str, Any]) -> str:
     return ", ".join(policy)
 
 
-# Cache tags (S-314), which a cache in front keeps with each answer, so that a purge names
-# what changed: every answer of the read path carries ALL_TAG; a document its own
-# (``doc:post-sitemap2``: all its forms, its page for people and its CSS), a sitemap's
-# page its provider's (``provider:post``), every part of the index INDEX_TAG.
-ALL_TAG = "sitemaps"
-INDEX_TAG = "index"
-STYLESHEETS_TAG = "stylesheets"
 # Headers whose tags are separated by commas (Cloudflare's, Akamai's); the others' by
 # blanks (Fastly's Surrogate-Key, Varnish's xkey).
 COMMA_SEPARATED = frozenset({"cache-tag", "edge-cache-tag"})
-
-
-def document_tag(document: str) -> str:
-    """The tag of the document ``document`` (``post-sitemap2``, ``sitemap_index``,
-    ``robots.txt``)."""
-    return f"doc:{document}"
-
-
-def provider_tag(name: str) -> str:
-    """The tag of every page of the sitemap ``name``."""
-    return f"provider:{name}"
 
 
 def tag(request: Request, *tags: str) -> None:

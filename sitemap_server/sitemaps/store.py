@@ -21,11 +21,11 @@ from sqlalchemy import Table, bindparam, delete, func, insert, select
 from ..batches import chunks
 from ..models import SitemapEntry
 from ..models.notifications import ADDED, REMOVED, UPDATED
-from . import journal, newest
+from . import journal, newest, touched
 from .chain import prepared
 from .changes import UrlChange
 from .entries import Entry, StoredEntry
-from .pages import overfull_pages, recut_pages, refresh_page_dates
+from .pages import overfull_pages, page_numbers_holding, recut_pages, refresh_page_dates
 from .providers import BuildContext, Provider
 from .rendering import render_key
 from .versions import bump, set_due, set_rendered
@@ -133,6 +133,18 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         # newest post dates the home page (key 0), on page 1, too.
         dated = [change for change in dated if change[0] < recut_from]
     refresh_page_dates(ctx, provider.name, dated)
+    _touched(ctx, provider, before, after)
+
+
+def _touched(ctx: BuildContext, provider: Provider, before: Stored, after: Stored) -> None:
+    """Note the pages holding an entry that differs between ``before`` and ``after`` (a
+    recut noted those it moved)."""
+    different = {
+        key
+        for key, part in set(before) | set(after)
+        if before.get((key, part)) != after.get((key, part))
+    }
+    touched.pages(ctx, provider.name, page_numbers_holding(ctx, provider.name, different))
 
 
 def _rebuild_provider(ctx: BuildContext, provider: Provider) -> None:
@@ -150,9 +162,11 @@ def _rebuild_provider(ctx: BuildContext, provider: Provider) -> None:
     set_rendered(session, provider.name, render_key(provider.template, ctx.output_key), ctx.output)
     new = None if old is None else _compared(ctx, provider)
     if old is None or new is None:
+        touched.provider(ctx, provider.name)
         journal.everything(ctx)
         _announce(ctx, provider, None)
     else:
+        _touched(ctx, provider, old, new)
         _tell(ctx, provider, old, new)
 
 

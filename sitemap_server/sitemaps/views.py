@@ -30,10 +30,13 @@ from sqlalchemy.engine import Connection
 from .. import documents
 from ..documents import (
     READ_PATH,
+    ROBOTS_TAG,
+    STYLESHEETS_TAG,
     TEXT,
     beyond,
     canonical,
     css_path,
+    document_tags,
     html_url,
     index_name,
     index_path,
@@ -47,14 +50,10 @@ from .providers import MAIN_XSL
 from .reader import Reader, ReadState
 from .rendering import FRAME, INDEX_FRAME, PIECE_ENTRIES, document, head, template
 from .responses import (
-    INDEX_TAG,
-    STYLESHEETS_TAG,
     X_ROBOTS_TAG,
-    document_tag,
     not_allowed_view,
     not_found,
     not_found_view,
-    provider_tag,
     sitemap_response,
     tag,
 )
@@ -140,16 +139,6 @@ def moved(request: Request, location: str) -> Response:
     response.headers["X-Robots-Tag"] = X_ROBOTS_TAG
     response.cache_control = request.site.cache_policy
     return response
-
-
-def document_tags(document: str) -> tuple[str, ...]:
-    """The cache tags of ``document`` (``sitemap_index2``, ``post-sitemap``) besides
-    ``ALL_TAG``: its own, and its provider's or the index's."""
-    if documents.INDEX_DOCUMENT.fullmatch(document):
-        return (INDEX_TAG, document_tag(document))
-    page = documents.PAGE_DOCUMENT.fullmatch(document)
-    assert page is not None, document
-    return (provider_tag(page.group(1)), document_tag(document))
 
 
 def page_view(request: Request) -> Response:
@@ -342,7 +331,7 @@ def _modified(resource: Any) -> datetime | None:
 
 def robots_view(request: Request) -> Response:
     site = request.read_state.site
-    tag(request, document_tag("robots.txt"))
+    tag(request, ROBOTS_TAG)
     if site.private:
         text = "User-agent: *\nDisallow: /\n"
     else:

@@ -265,7 +265,7 @@ def _search_engine_server() -> Iterator[SearchEngine]:
             except OSError:
                 pass  # the client gave up (a timeout, a killed worker)
 
-        do_GET = do_POST = _handle
+        do_GET = do_POST = do_PURGE = _handle
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -446,6 +446,30 @@ def test_sitemap_changed_names_the_urls_added_updated_and_removed(sample_api):
     assert sitemap_calls()["post"][post_url("hello")] == "removed"
 
 
+def test_sitemap_documents_changed_names_the_documents_a_pass_changed(sample_api):
+    """In the maintainer's transaction, the cache tags of the pages, the index and the
+    feed a new post changed; nothing for a draft; ``sitemaps`` alone for a setting every
+    document shows."""
+    create_post(sample_api, title="First", slug="first", published_at=JAN)
+    apply_changes(sample_api)
+    sample_plugin.reset()
+    create_post(sample_api, title="Hello", slug="hello", modified_at=JUN)
+    apply_changes(sample_api)
+    ((tags, in_transaction),) = sample_plugin.DOCUMENT_CALLS
+    assert in_transaction
+    assert {"doc:post-sitemap", "index", "doc:sitemap.atom"} <= set(tags)
+    assert "doc:page-sitemap" not in tags and tags == sorted(tags)
+
+    sample_plugin.reset()
+    create_post(sample_api, title="Draft", slug="draft", status="draft")
+    apply_changes(sample_api)
+    assert sample_plugin.DOCUMENT_CALLS == []
+
+    sample_api.patch_json("/api/settings", {"title": "Renamed"}, status=200)
+    apply_changes(sample_api)
+    assert sample_plugin.DOCUMENT_CALLS == [(["sitemaps"], True)]
+
+
 def test_sitemap_changed_not_called_when_no_sitemap_changes(sample_api):
     draft = create_post(sample_api, title="Draft", slug="draft", status="draft")
     apply_changes(sample_api)

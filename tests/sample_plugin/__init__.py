@@ -64,6 +64,8 @@ ENTRY_CALLS: list[tuple[str, str | None, str]] = []
 CHANGE_CALLS: list[dict[str, Any]] = []
 # (sitemap, {url: change} or None, in a transaction) for every sitemap_changed call.
 SITEMAP_CALLS: list[tuple[str, dict[str, str] | None, bool]] = []
+# (tags, in a transaction) for every sitemap_documents_changed call.
+DOCUMENT_CALLS: list[tuple[list[str], bool]] = []
 # (posts and pages already there, in a transaction) for every sitemap_seed_demo call.
 SEED_CALLS: list[tuple[int, bool]] = []
 
@@ -72,6 +74,7 @@ def reset() -> None:
     ENTRY_CALLS.clear()
     CHANGE_CALLS.clear()
     SITEMAP_CALLS.clear()
+    DOCUMENT_CALLS.clear()
     SEED_CALLS.clear()
 
 
@@ -194,6 +197,12 @@ def sitemap_changed(session: Session, sitemap: str, urls: list[UrlChange] | None
     """Record which URLs of which sitemap changed."""
     changed = None if urls is None else {u.url: u.change for u in urls}
     SITEMAP_CALLS.append((sitemap, changed, session.in_transaction()))
+
+
+@hookimpl
+def sitemap_documents_changed(session: Session, tags: list[str]) -> None:
+    """Record the tags of the documents each pass changed."""
+    DOCUMENT_CALLS.append((tags, session.in_transaction()))
 
 
 @hookimpl

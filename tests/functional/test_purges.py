@@ -1,0 +1,138 @@
+"""Purges (S-314): each applied change names exactly the documents whose bytes it changed.
+
+A site of three pages of posts is changed in the ways content changes (an edit, a new
+post, a deletion that moves every later post a page up, a draft, a setting every document
+shows). Before and after each change every document is read as a crawler reads it (each
+page the index lists or listed, the index, the feed, robots.txt); the purges the change
+stored for the Varnish channel must name every document that changed and, for pages and
+the index, no other one. The worker then sends them to a stand-in Varnish: ``PURGE /``
+with the tags in ``xkey-purge``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from purge_mirror import FEED, ROBOTS, documents, reached
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from sitemap_server.models import Notification
+from sitemap_server.testing import SITE_URL, run_worker
+
+JAN = "2024-01-10T12:00:00+00:00"
+
+
+@pytest.fixture
+def site(app_for, search_engine) -> Any:
+    """The API and the documents of an application that purges ``search_engine``."""
+    app = app_for(signed_in=True, **{"sitemap_server.purge.varnish": search_engine.url})
+    app.patch_json("/api/settings", {"entries_per_page": 3}, status=200)
+    return app
+
+
+def new_post(app: Any, n: int, **fields: Any) -> int:
+    body = {
+        "type": "post",
+        "status": "publish",
+        "title": f"Post {n}",
+        "slug": f"post-{n}",
+        "published_at": JAN,
+        **fields,
+    }
+    created: int = app.post_json("/api/posts", body, status=201).json["id"]
+    return created
+
+
+def purged(app: Any, engine: Any, after: int) -> tuple[int, set[str]]:
+    """The tags the Varnish purges stored after the notification ``after`` name, and the
+    last notification's id."""
+    with Session(engine) as session:
+        rows = session.execute(
+            select(Notification.id, Notification.payload)
+            .where(Notification.channel == "varnish", Notification.id > after)
+            .order_by(Notification.id)
+        ).all()
+    tags = {tag for _, payload in rows for tag in payload["tags"]}
+    return (rows[-1].id if rows else after), tags
+
+
+def test_each_change_purges_exactly_the_documents_it_changed(site, clean_database):
+    ids = [new_post(site, n) for n in range(8)]
+    site.post_json("/api/posts", {"type": "page", "status": "publish", "title": "About"})
+    known: set[str] = set()
+    before = documents(site, SITE_URL, known)
+    last, _ = purged(site, clean_database, 0)
+    run_worker(site)  # sent: a purge the same as one still waiting is not stored again
+
+    def edit_title_on_page_two() -> None:
+        site.patch_json(f"/api/posts/{ids[4]}", {"title": "Edited"}, status=200)
+
+    def draft() -> None:
+        new_post(site, 20, status="draft")
+
+    def delete_the_second() -> None:
+        site.delete(f"/api/posts/{ids[1]}", status=204)
+
+    def publish_one_more() -> None:
+        new_post(site, 21)
+
+    def retitle_the_site() -> None:
+        site.patch_json("/api/settings", {"title": "Another title"}, status=200)
+
+    for change in (
+        edit_title_on_page_two,
+        draft,
+        delete_the_second,
+        publish_one_more,
+        retitle_the_site,
+    ):
+        known |= {tag.removeprefix("doc:") for tag in before if "-sitemap" in tag}
+        change()
+        after = documents(site, SITE_URL, known)
+        last, tags = purged(site, clean_database, last)
+        every = set(before) | set(after)
+        changed = {doc for doc in every if before.get(doc) != after.get(doc)}
+        told = reached(tags, every)
+        assert changed <= told, (change.__name__, changed - told)
+        exact = {doc for doc in every if doc not in (FEED, ROBOTS)}
+        assert told & exact == changed & exact, (change.__name__, tags, changed)
+        if change is draft:
+            assert not tags
+        run_worker(site)
+        before = after
+
+
+def test_the_worker_sends_the_purges_to_varnish(site, search_engine):
+    """``PURGE /`` with the tags, blank-separated, in ``xkey-purge``; a site's private
+    documents are purged too (they changed)."""
+    new_post(site, 1)
+    site.get("/sitemap_index.xml")
+    run_worker(site)  # the first build: every document
+    new_post(site, 2)
+    site.get("/sitemap_index.xml")
+    run_worker(site)
+    site.patch_json("/api/settings", {"private": True}, status=200)
+    site.get("/sitemap_index.xml")
+    run_worker(site)
+    purges = search_engine.received(path="/", method="PURGE")
+    assert purges, search_engine.requests
+    sent = [set(request["headers"]["xkey-purge"].split()) for request in purges]
+    assert sent[0] == {"sitemaps"}
+    assert {"doc:post-sitemap", "index", "doc:sitemap.atom"} <= sent[1]
+    assert "sitemaps" not in sent[1]
+    assert sent[-1] == {"sitemaps"}
+
+
+def test_a_purge_waiting_is_not_stored_twice(site, clean_database):
+    new_post(site, 1)
+    site.get("/sitemap_index.xml")
+    for title in ("One", "Two"):
+        site.patch_json("/api/settings", {"title": title}, status=200)
+        site.get("/sitemap_index.xml")
+    with Session(clean_database) as session:
+        waiting = session.scalars(
+            select(Notification.payload).where(Notification.channel == "varnish")
+        ).all()
+    assert waiting == [{"tags": ["sitemaps"]}]
