@@ -76,9 +76,9 @@ def write_ini(directory: Path, url: str, port: int, plugins: bool, extra: str = 
 
 def cli(ini: Path, *args: str) -> str:
     """``sitemap-server`` with ``ini``: what it printed."""
-    done = subprocess.run(
-        [BIN / "sitemap-server", "--config", ini, *args], check=True, capture_output=True
-    )
+    done = subprocess.run([BIN / "sitemap-server", "--config", ini, *args], capture_output=True)
+    if done.returncode:
+        sys.exit(f"sitemap-server {' '.join(args)} failed:\n{done.stderr.decode()}")
     return done.stdout.decode()
 
 

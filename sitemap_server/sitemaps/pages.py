@@ -10,6 +10,7 @@ concerned (``refresh_page_dates``). Either way it renders the page's entry in th
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Sequence
 from datetime import datetime
@@ -77,8 +78,23 @@ def overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[Row
 
 
 def page_numbers_holding(ctx: BuildContext, provider: str, keys: set[int]) -> list[int]:
-    """The numbers of the pages of ``provider`` holding any of ``keys``."""
-    return [page.page for page in _pages_holding(ctx.session, provider, keys)]
+    """The numbers of the pages of ``provider`` holding any of ``keys``: a few keys by
+    their ranges, more by reading every page's bounds once (a statement of thousands of
+    ranges is deeper than SQLite parses)."""
+    if len(keys) <= HOLDING_BUILT:
+        return [page.page for page in _pages_holding(ctx.session, provider, keys)]
+    bounds = ctx.session.execute(
+        select(_PAGES.c.page, _PAGES.c.first_key, _PAGES.c.last_key)
+        .where(_PAGES.c.provider == provider)
+        .order_by(_PAGES.c.page)
+    ).all()
+    firsts = [row.first_key for row in bounds]
+    found = set()
+    for key in keys:
+        at = bisect.bisect_right(firsts, key) - 1
+        if at >= 0 and bounds[at].last_key >= key:
+            found.add(bounds[at].page)
+    return sorted(found)
 
 
 def _pages_holding(session: Session, provider: str, keys: set[int]) -> list[Row[Any]]:
