@@ -214,9 +214,10 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
     )
     if bulk:  # the rows just loaded, before the queries that join them
         update_planner_statistics(session)
-    if changes.everything or changes.site or changes.whole_site:
+    site_wide = changes.everything or changes.site or changes.whole_site
+    if site_wide:
         bump(session, SITE)
-    if changes.everything or changes.site or changes.whole_site or stale:
+    if site_wide or stale:
         # Every document shows the site's settings, and the output settings (the site URL
         # from the ini file …) that made a provider's fragments stale.
         touched.everything(ctx)

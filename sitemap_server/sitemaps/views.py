@@ -73,10 +73,10 @@ def index_view(request: Request) -> Response:
         return not_found(request, request.path)
     site = request.read_state.site
     target = canonical(number)
-    tag(request, *document_tags(index_name(target or int(number or "1"))))
+    part = target or int(number or "1")
+    tag(request, *document_tags(index_name(part)))
     if target is not None:
         return moved(request, site.site_url + index_path(target, form))
-    part = int(number or "1")
     names = [] if site.private else [p.name for p in site.providers]
 
     def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
@@ -116,7 +116,12 @@ def frame(request: Request) -> tuple[str, ...]:
     """What names a document's XML beside its content: which instructions lead it. The
     ETag of a document without its XSL's instruction is not the one with it (an ini
     change must not answer 304 with the other's bytes in a cache)."""
-    return () if request.site.settings["sitemap_server.xsl_instruction"] else ("no-xsl",)
+    return () if names_xsl(request) else ("no-xsl",)
+
+
+def names_xsl(request: Request) -> bool:
+    """Whether documents lead with their XSL's instruction (``xsl_instruction``)."""
+    return bool(request.site.settings["sitemap_server.xsl_instruction"])
 
 
 def lead(request: Request, state: ReadState, xsl: str, name: str) -> str:
@@ -124,7 +129,7 @@ def lead(request: Request, state: ReadState, xsl: str, name: str) -> str:
     its page for people, the site's name, and why it lists nothing when it is private."""
     site = state.site
     return head(
-        xsl=xsl if request.site.settings["sitemap_server.xsl_instruction"] else None,
+        xsl=xsl if names_xsl(request) else None,
         css=css_path(name),
         html=html_url(site.site_url, name),
         title=site.name,
