@@ -205,6 +205,8 @@ def css_view(request: Request) -> Response:
     site = request.read_state.site
     tag(request, *document_tags(document))
     index = documents.INDEX_DOCUMENT.fullmatch(document)
+    if index is not None and documents.beyond(index.group(1), documents.MAX_INDEXES):
+        return not_found(request, request.path)  # no such index file, as its XML says
     private = f' "\\A\\A" "{css_string(PRIVATE_NOTE)}"' if site.private else ""
     text = CSS.format(
         site=css_string(instruction_text(site.name)),  # as the XML carries it

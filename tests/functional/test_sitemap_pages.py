@@ -393,6 +393,15 @@ def test_a_css_string_holds_any_text(text):
     assert read == text
 
 
-@pytest.mark.parametrize("path", ["/sitemaps/x.css", "/sitemaps/post-sitemap.css/x"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/sitemaps/x.css",
+        "/sitemaps/post-sitemap.css/x",
+        # An index file past the last one there may be, however long its number.
+        "/sitemaps/sitemap_index501.css",
+        "/sitemaps/sitemap_index99999999999999999999999.css",
+    ],
+)
 def test_other_css_paths_are_404(testapp, path):
     testapp.get(path, status=404)
