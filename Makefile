@@ -41,8 +41,9 @@ lint: install
 # The browser tests (tests/e2e: headless Debian Chromium against a real server, which loads
 # every installed plugin) run once, with the plugins' tests.
 # The deployment tests (tests/deploy: wheels installed without extras into a fresh venv,
-# production.ini alone in a directory, migrate, serve, uninstall a plugin) run once, on
-# PostgreSQL.
+# production.ini alone in a directory, migrate, serve, uninstall a plugin; the reference
+# Varnish deployment of deploy/varnish, with Debian's varnish and varnish-modules
+# installed with apt if they are missing) run once, on PostgreSQL.
 test-sqlite: install
 	SITEMAP_SERVER_TEST_PLUGINS=none $(PYTEST) tests --ignore=tests/e2e --ignore=tests/deploy \
 		--ignore=$(FUZZ)
@@ -51,10 +52,12 @@ test-sqlite: install
 	$(PYTEST) $(PLUGIN_TESTS) tests/e2e
 
 test-postgres: install
+	scripts/ensure-varnish
 	scripts/with-postgres sh -c \
 		'$(PYTEST) tests --ignore=tests/e2e --ignore=$(FUZZ) $(PLUGIN_TESTS) && $(BIN)/pytest $(FUZZ)'
 
 test-deploy: install
+	scripts/ensure-varnish
 	scripts/with-postgres $(PYTEST) tests/deploy
 
 test: lint test-sqlite test-postgres

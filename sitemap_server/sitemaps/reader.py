@@ -144,13 +144,15 @@ class Reader:
         if self.watch is not None:
             self.watch.close()
 
-    def state(self, conn: Connection | None = None) -> ReadState:
+    def state(self, conn: Connection | None = None, fresh: bool = False) -> ReadState:
         """The versions, on ``conn`` (a snapshot), or from the watch or an autocommit
         connection (after applying the change log when a change has waited longer than
-        ``max_staleness``, and making any change that has come due)."""
+        ``max_staleness``, and making any change that has come due). ``fresh``: from the
+        database, never the watch (a request with ``Cache-Control: no-cache``, such as a
+        purged cache's fetch, sees every commit before it)."""
         if conn is not None:
             return self._state(conn.execute(VERSIONS).all())
-        rows = self.watch.rows() if self.watch is not None else None
+        rows = self.watch.rows() if self.watch is not None and not fresh else None
         if rows is None:
             with self.versions_engine.connect() as own:
                 rows = own.execute(VERSIONS).all()

@@ -370,10 +370,24 @@ def needs_transaction(request: Request) -> bool:
     return READ_PATH.match(request.path_info) is None
 
 
+def read_state(request: Request) -> ReadState:
+    """The versions a read path request answers from. A request that asks for no cached
+    answer (``Cache-Control: no-cache``, ``Pragma: no-cache``) has them read from the
+    database, not from the process's watch, which may hear of a commit a moment late:
+    a shared cache fetching again after a purge must get what the purge was for
+    (deploy/varnish/sitemaps.vcl asks so on every fetch)."""
+    return request.site.reader.state(fresh=asks_no_cache(request))
+
+
+def asks_no_cache(request: Request) -> bool:
+    directives = request.headers.get("Cache-Control") or request.headers.get("Pragma") or ""
+    return any(part.strip().lower().split("=")[0] == "no-cache" for part in directives.split(","))
+
+
 def includeme(config: Configurator) -> None:
     site: Site = config.registry[SITE_KEY]
     config.get_settings()["tm.activate_hook"] = needs_transaction
-    config.add_request_method(lambda request: request.site.reader.state(), "read_state", reify=True)
+    config.add_request_method(read_state, "read_state", reify=True)
     # Compiled now, not on the first crawler's request (Chameleon compiles a template
     # when it is first used: 90 ms each).
     for spec in (FRAME, INDEX_FRAME):

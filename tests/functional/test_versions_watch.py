@@ -164,3 +164,23 @@ def test_a_forked_process_watches_on_a_connection_of_its_own(watched, clean_data
         assert until(lambda: watch.listening, 5)
         assert watch.thread is not parents
         assert until(lambda: not parents.is_alive(), 5)
+
+
+def test_a_request_asking_for_no_cache_reads_the_versions_from_the_database(
+    watched, clean_database, monkeypatch
+):
+    """A watch a commit behind (as a PostgreSQL watch is for a moment after it) answers
+    the versions it has; a request with ``Cache-Control: no-cache`` (a purged cache's
+    fetch, deploy/varnish/sitemaps.vcl) or ``Pragma: no-cache`` gets the committed ones."""
+    testapp = client(watched)
+    watch = site_of_app(watched).reader.watch
+    before = testapp.get("/sitemap_index.xml").headers["ETag"]
+    behind = watch.rows()
+    monkeypatch.setattr(watch, "rows", lambda: behind)  # it has not heard of the bump
+    bump(clean_database)
+    assert testapp.get("/sitemap_index.xml").headers["ETag"] == before
+    for asking in ({"Cache-Control": "no-cache"}, {"Pragma": "no-cache"}):
+        fresh = testapp.get("/sitemap_index.xml", headers=asking)
+        assert fresh.headers["ETag"] != before, asking
+    for not_asking in ({"Cache-Control": "max-age=0"}, {"Cache-Control": "no-cachex"}):
+        assert testapp.get("/sitemap_index.xml", headers=not_asking).headers["ETag"] == before
