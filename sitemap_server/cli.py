@@ -437,10 +437,11 @@ def cmd_worker(args: argparse.Namespace) -> None:
 
     with open_site(args.config) as site:
         worker = Worker(site)
-        if not worker.config.enabled:
+        if not (worker.config.enabled or worker.config.purging):
             print(
-                "sitemap-server: no ping targets, no IndexNow key and no plugin's channel are "
-                "configured: nothing will be announced (see sitemap_server.ping.targets)",
+                "sitemap-server: no ping targets, no IndexNow key, no cache to purge and no "
+                "plugin's channel are configured: nothing will be announced (see "
+                "sitemap_server.ping.targets)",
                 file=sys.stderr,
             )
         try:

@@ -110,6 +110,9 @@ class Channel:
     # of the documents each pass of the maintainer changed (``purge_messages``), in its
     # transaction, and sent whatever the site's privacy.
     purges: bool = False
+    # The most tags one of its purge messages holds: a purge that waits untried takes
+    # the tags of the next passes while they fit (``notify.purge``).
+    tags_per_request: int = 100
 
     @property
     def enabled(self) -> bool:

@@ -37,6 +37,11 @@ class NotifyConfig:
         """Anyone to tell about changes: without such a channel no change is recorded."""
         return any(channel.enabled and channel.announces for channel in self.channels)
 
+    @property
+    def purging(self) -> bool:
+        """Any cache to purge after each applied change."""
+        return any(channel.enabled and channel.purges for channel in self.channels)
+
     def channel(self, name: str) -> Channel | None:
         return next((channel for channel in self.channels if channel.name == name), None)
 

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from ..hookspecs import hookimpl
@@ -73,38 +73,63 @@ def sitemap_documents_changed(session: Session, tags: list[str]) -> None:
         if not (channel.purges and channel.enabled):
             continue
         for message in channel.purge_messages(tags):
-            if _waiting(session, channel.name, message):
-                continue
-            session.execute(
-                insert(Notification),
-                [
-                    {
-                        "created_at": now,
-                        "channel": channel.name,
-                        "url": message.url,
-                        "payload": message.payload,
-                        "changes": len(tags),
-                        "sitemaps": [],
-                        "status": PENDING,
-                        "attempts": 0,
-                        "due_at": now,
-                    }
-                ],
-            )
+            if not _joined(session, channel, message):
+                session.execute(
+                    insert(Notification),
+                    [
+                        {
+                            "created_at": now,
+                            "channel": channel.name,
+                            "url": message.url,
+                            "payload": message.payload,
+                            "changes": len(_tags(message.payload)),
+                            "sitemaps": [],
+                            "status": PENDING,
+                            "attempts": 0,
+                            "due_at": now,
+                        }
+                    ],
+                )
 
 
-def _waiting(session: Session, channel: str, message: Message) -> bool:
-    """Whether the same purge waits already, not yet claimed by a worker."""
-    rows = session.execute(
-        select(Notification.payload).where(
-            Notification.channel == channel,
+def _tags(payload: Any) -> list[str]:
+    return list((payload or {}).get("tags", []))
+
+
+def _joined(session: Session, channel: Channel, message: Message) -> bool:
+    """Whether ``message``'s tags could join a purge to the same place that waits, not yet
+    tried nor claimed by a worker, while they fit in one request: passes that come faster
+    than the worker sends (or than a CDN takes purges) make one purge, not one each."""
+    waiting = session.execute(
+        select(Notification.id, Notification.payload).where(
+            Notification.channel == channel.name,
             Notification.url == message.url,
             Notification.status == PENDING,
             Notification.lease_until.is_(None),
             Notification.attempts == 0,
         )
-    ).scalars()
-    return any(payload == message.payload for payload in rows)
+    ).all()
+    tags = set(_tags(message.payload))
+    for row in waiting:
+        held = set(_tags(row.payload))
+        if tags <= held:
+            return True
+        joined = sorted(held | tags)
+        if len(joined) > channel.tags_per_request:
+            continue
+        # Unless a worker claimed it in the meantime.
+        updated = session.execute(
+            update(Notification)
+            .where(
+                Notification.id == row.id,
+                Notification.status == PENDING,
+                Notification.lease_until.is_(None),
+            )
+            .values(payload={**(row.payload or {}), "tags": joined}, changes=len(joined))
+        )
+        if updated.rowcount == 1:  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def batches(tags: list[str], size: int) -> Iterator[list[str]]:
@@ -120,6 +145,7 @@ class VarnishPurge(Channel):
     name = "varnish"
     announces = False
     purges = True
+    tags_per_request = VARNISH_TAGS_PER_REQUEST
 
     def __init__(self, servers: tuple[str, ...]) -> None:
         self.servers = servers
@@ -130,7 +156,7 @@ class VarnishPurge(Channel):
 
     def purge_messages(self, tags: list[str]) -> Iterator[Message]:
         for server in self.servers:
-            for some in batches(tags, VARNISH_TAGS_PER_REQUEST):
+            for some in batches(tags, self.tags_per_request):
                 yield Message(server + "/", {"tags": some})
 
     def request(self, message: Message, site_url: str) -> OutgoingRequest:

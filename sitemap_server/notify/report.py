@@ -35,12 +35,13 @@ def pending(session: Session) -> dict[str, Any]:
 
 
 def target_lines(session: Session, config: NotifyConfig) -> list[str]:
-    """Where changes are announced, in words: each announcing channel's own lines."""
+    """Where changes are announced and purges sent, in words: each channel's own lines
+    (a plugin's background job has none)."""
     site_url = effective_site_url(get_settings(session), config.site_url)
     return [
         line
         for channel in config.channels
-        if channel.announces
+        if channel.announces or channel.purges
         for line in channel.target_lines(site_url)
     ]
 
@@ -64,6 +65,10 @@ def status(session: Session, config: NotifyConfig, limit: int = 20) -> dict[str,
             channel.name: channel.targets(site_url)
             for channel in config.channels
             if channel.announces
+        },
+        # The caches purged after each applied change.
+        "purges": {
+            channel.name: channel.targets(site_url) for channel in config.channels if channel.purges
         },
         "settings": {
             "quiet_seconds": config.quiet.total_seconds(),

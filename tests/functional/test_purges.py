@@ -123,6 +123,8 @@ def test_the_worker_sends_the_purges_to_varnish(site, search_engine):
     assert {"doc:post-sitemap", "index", "doc:sitemap.atom"} <= sent[1]
     assert "sitemaps" not in sent[1]
     assert sent[-1] == {"sitemaps"}
+    status = site.get("/api/notifications", status=200).json
+    assert status["purges"] == {"varnish": [search_engine.url], "fastly": None, "cloudflare": None}
 
 
 def test_a_purge_waiting_is_not_stored_twice(site, clean_database):
@@ -136,3 +138,55 @@ def test_a_purge_waiting_is_not_stored_twice(site, clean_database):
             select(Notification.payload).where(Notification.channel == "varnish")
         ).all()
     assert waiting == [{"tags": ["sitemaps"]}]
+
+
+def varnish_purges(engine: Any) -> list[tuple[list[str], int]]:
+    with Session(engine) as session:
+        rows = session.execute(
+            select(Notification.payload, Notification.attempts)
+            .where(Notification.channel == "varnish")
+            .order_by(Notification.id)
+        ).all()
+    return [(payload["tags"], attempts) for payload, attempts in rows]
+
+
+def test_passes_faster_than_the_worker_sends_make_one_purge(site, clean_database):
+    """A purge that waits untried takes the next passes' tags (while they fit in one
+    request); one the worker has tried is left as it is."""
+    for n in range(1, 8):
+        new_post(site, n)
+    site.get("/sitemap_index.xml")
+    run_worker(site)
+    sent = len(varnish_purges(clean_database))
+    site.patch_json(f"/api/posts/{new_post(site, 8)}", {"title": "Eight"}, status=200)
+    site.get("/sitemap_index.xml")  # a pass: page 3 and the index, the feed
+    site.patch_json("/api/posts/1", {"title": "First"}, status=200)
+    site.get("/sitemap_index.xml")  # another: page 1 as well
+    purges = varnish_purges(clean_database)[sent:]
+    assert len(purges) == 1, purges
+    tags, attempts = purges[0]
+    assert attempts == 0
+    assert {"doc:post-sitemap", "doc:post-sitemap3", "index"} <= set(tags)
+    assert tags == sorted(set(tags))
+    run_worker(site)
+    site.patch_json("/api/posts/2", {"title": "Second"}, status=200)
+    site.get("/sitemap_index.xml")
+    purges = varnish_purges(clean_database)[sent:]
+    assert [attempts for _, attempts in purges] == [1, 0]
+    assert "doc:post-sitemap" in purges[1][0]
+
+
+def test_a_purge_takes_no_more_tags_than_one_request_holds(site, clean_database, monkeypatch):
+    from sitemap_server.notify.purge import VarnishPurge
+
+    monkeypatch.setattr(VarnishPurge, "tags_per_request", 3)
+    for n in range(1, 8):
+        new_post(site, n)
+    site.get("/sitemap_index.xml")
+    run_worker(site)
+    sent = len(varnish_purges(clean_database))
+    for post in (1, 7):  # page 1, then page 3: each pass names three tags or more
+        site.patch_json(f"/api/posts/{post}", {"title": f"Changed {post}"}, status=200)
+        site.get("/sitemap_index.xml")
+    purges = varnish_purges(clean_database)[sent:]
+    assert len(purges) >= 2 and all(len(tags) <= 3 for tags, _ in purges), purges
