@@ -28,6 +28,7 @@ BUILTIN_PLUGINS = (
     "sitemap_server.notify.ping",
     "sitemap_server.notify.indexnow",
     "sitemap_server.notify.purge",
+    "sitemap_server.sitemaps.finished",
 )
 
 

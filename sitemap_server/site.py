@@ -43,11 +43,12 @@ from .models import get_engine, get_session_factory
 from .notify.config import NotifyConfig
 from .plugins import declared_settings, from_settings
 from .settings import MAX_PAGE_BYTES, normalize
+from .sitemaps import finished
 from .sitemaps.engine import Engine
 from .sitemaps.html import Stylesheets
 from .sitemaps.providers import MAIN_XSL
-from .sitemaps.reader import Reader
-from .sitemaps.responses import RenderCache, cache_policy
+from .sitemaps.reader import Reader, ReadState
+from .sitemaps.responses import RenderCache, Rendered, cache_policy
 from .sitemaps.xml import IMAGE_NS, XHTML_NS
 
 if TYPE_CHECKING:
@@ -132,6 +133,11 @@ class Site:
     def render_cache(self) -> RenderCache:
         """Rendered documents, kept between requests (``sitemaps.responses``)."""
         return RenderCache(self.settings["sitemap_server.render_cache_bytes"])
+
+    def finished(self, state: ReadState, key: tuple[Any, ...]) -> Rendered | None:
+        """The rendering ``key`` names as the maintainer stored it, if it did
+        (``sitemaps.finished``)."""
+        return finished.load(self, state, key)
 
     @cached_property
     def cache_policy(self) -> str:

@@ -38,6 +38,7 @@ from .site import SiteSettings
 from .sitemaps import (
     SITE,
     ChangeFeed,
+    FinishedDocument,
     ListedUrl,
     SitemapChange,
     SitemapEntry,
@@ -54,6 +55,7 @@ __all__ = [
     "Author",
     "Base",
     "ChangeFeed",
+    "FinishedDocument",
     "ImportedObject",
     "ListedUrl",
     "Notification",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .content import MAX_URL_LENGTH
@@ -140,3 +140,23 @@ class SitemapChange(Base):
     kind: Mapped[str] = mapped_column(String(16))
     object_id: Mapped[int | None] = mapped_column(BigInteger)
     provider: Mapped[str | None] = mapped_column(String(64))
+
+
+class FinishedDocument(Base):
+    """A document as it is sent (gzipped), stored by the maintainer when a change made it
+    (``sitemaps/finished.py``): a process that has not rendered that version reads it,
+    one row, instead of rendering it from the page's entries."""
+
+    __tablename__ = "finished_documents"
+
+    # A digest of what names the rendering (``finished.digest``): the document, the
+    # versions it shows, the site URL and the settings it was made with.
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    # The document (``post-sitemap2``, ``sitemap_index``): its rows are replaced together.
+    name: Mapped[str] = mapped_column(String(255), index=True)
+    # The sitemap it is a page of; none for the index.
+    provider: Mapped[str | None] = mapped_column(String(64), index=True)
+    etag: Mapped[str] = mapped_column(String(255))
+    last_modified: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    size: Mapped[int] = mapped_column(BigInteger)
+    gzipped: Mapped[bytes] = mapped_column(LargeBinary)

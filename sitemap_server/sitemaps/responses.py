@@ -134,13 +134,20 @@ def document_etag(what: tuple[Any, ...], versions: tuple[tuple[str, int, str], .
 
 
 def sitemap_response(
-    request: Request, what: tuple[Any, ...], names: list[str], render: Render, form: str = XML
+    request: Request,
+    what: tuple[Any, ...],
+    names: list[str],
+    render: Render,
+    form: str = XML,
+    finished: bool = False,
 ) -> Response:
     """304, cached bytes, or a fresh rendering; always with the sitemap headers.
 
     ``what`` names the document (``("post", 3)``) and ``names`` the providers whose
     versions it depends on; the site version is always one of them. ``form``: how it is
     sent (``CONTENT_TYPES``); the gzip file is the XML's rendering, its gzipped bytes.
+    ``finished``: the maintainer may have stored this rendering (``finished.py``), read
+    before rendering it here.
     """
     reader: Reader = request.site.reader
     cache: RenderCache = request.site.render_cache
@@ -159,6 +166,10 @@ def sitemap_response(
     if rendered is None:
         with cache.rendering(what):
             rendered = cache.get(key)  # made while this request waited
+            if rendered is None and finished:
+                rendered = request.site.finished(state, key)
+                if rendered is not None:
+                    cache.put(key, rendered)
             if rendered is None:
                 found = _render(reader, cache, what, names, render)
                 if found is None:

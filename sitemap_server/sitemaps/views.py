@@ -33,6 +33,7 @@ from ..documents import (
     ROBOTS_TAG,
     STYLESHEETS_TAG,
     TEXT,
+    XML,
     beyond,
     canonical,
     css_path,
@@ -46,11 +47,12 @@ from ..documents import (
 from ..models import SITE_KEY, SitemapEntry, SitemapPage
 from .feed import feed_view
 from .pages import IN_PAGE, page_range
-from .providers import MAIN_XSL
-from .reader import Reader, ReadState
+from .providers import MAIN_XSL, Provider
+from .reader import Reader, ReadState, SiteSnapshot
 from .rendering import FRAME, INDEX_FRAME, PIECE_ENTRIES, document, head, template
 from .responses import (
     X_ROBOTS_TAG,
+    Render,
     not_allowed_view,
     not_found,
     not_found_view,
@@ -77,7 +79,25 @@ def index_view(request: Request) -> Response:
     tag(request, *document_tags(index_name(part)))
     if target is not None:
         return moved(request, site.site_url + index_path(target, form))
-    names = [] if site.private else [p.name for p in site.providers]
+    names = index_names(site)
+    what = index_document(request.site, part)
+    render = index_renderer(request.site, names, part)
+    return sitemap_response(request, what, names, render, form, finished=True)
+
+
+def index_names(site: SiteSnapshot) -> list[str]:
+    """The sitemaps the index lists (none while the site is private): the versions it
+    shows."""
+    return [] if site.private else [p.name for p in site.providers]
+
+
+def index_document(site: Site, part: int) -> tuple[Any, ...]:
+    """What names the XML of part ``part`` of the index (its cache key, its ETag)."""
+    return ("index", part, *frame(site))
+
+
+def index_renderer(site: Site, names: list[str], part: int) -> Render:
+    """The XML of part ``part`` of the index of the sitemaps ``names``."""
 
     def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
         # The pages' stored <sitemap> elements, in the providers' order, this index's part.
@@ -88,10 +108,10 @@ def index_view(request: Request) -> Response:
             INDEX_FRAME,
             (with_url_count(element, entries) for element, entries in rows),
             state.site.site_url,
-            lead(request, state, MAIN_XSL, index_name(part)),
+            lead(site, state, MAIN_XSL, index_name(part)),
         )
 
-    return sitemap_response(request, ("index", part, *frame(request)), names, render, form)
+    return render
 
 
 def index_part(conn: Connection, names: list[str], part: int) -> list[Any]:
@@ -112,28 +132,28 @@ def with_url_count(element: str, entries: int) -> str:
     return element.replace("</sitemap>", f"<?urls {entries}?></sitemap>")
 
 
-def frame(request: Request) -> tuple[str, ...]:
+def frame(site: Site) -> tuple[str, ...]:
     """What names a document's XML beside its content: which instructions lead it. The
     ETag of a document without its XSL's instruction is not the one with it (an ini
     change must not answer 304 with the other's bytes in a cache)."""
-    return () if names_xsl(request) else ("no-xsl",)
+    return () if names_xsl(site) else ("no-xsl",)
 
 
-def names_xsl(request: Request) -> bool:
+def names_xsl(site: Site) -> bool:
     """Whether documents lead with their XSL's instruction (``xsl_instruction``)."""
-    return bool(request.site.settings["sitemap_server.xsl_instruction"])
+    return bool(site.settings["sitemap_server.xsl_instruction"])
 
 
-def lead(request: Request, state: ReadState, xsl: str, name: str) -> str:
+def lead(site: Site, state: ReadState, xsl: str, name: str) -> str:
     """What leads the XML of the document ``name`` (``rendering.head``): its stylesheets,
     its page for people, the site's name, and why it lists nothing when it is private."""
-    site = state.site
+    snapshot = state.site
     return head(
-        xsl=xsl if names_xsl(request) else None,
+        xsl=xsl if names_xsl(site) else None,
         css=css_path(name),
-        html=html_url(site.site_url, name),
-        title=site.name,
-        private=site.private,
+        html=html_url(snapshot.site_url, name),
+        title=snapshot.name,
+        private=snapshot.private,
     )
 
 
@@ -160,7 +180,23 @@ def page_view(request: Request) -> Response:
     provider = site.provider(name)
     if provider is None or (site.private and page > 1):
         return not_found(request, request.path)
-    namespaces = request.site.namespaces
+    render = page_renderer(request.site, provider, page, form)
+    # The text is another document (its own rendering, cached apart); the gzip file is
+    # the XML's.
+    if form == TEXT:
+        return sitemap_response(request, (name, page, TEXT), [name], render, form)
+    what = page_document(request.site, name, page)
+    return sitemap_response(request, what, [name], render, form, finished=True)
+
+
+def page_document(site: Site, name: str, page: int) -> tuple[Any, ...]:
+    """What names the XML of page ``page`` of sitemap ``name`` (its cache key, its ETag)."""
+    return (name, page, *frame(site))
+
+
+def page_renderer(site: Site, provider: Provider, page: int, form: str = XML) -> Render:
+    """Page ``page`` of ``provider``'s sitemap, as XML or (``form`` TEXT) its URLs."""
+    name = provider.name
     document_name = sitemap_name(name, page)
 
     def render(conn: Connection, state: ReadState) -> Iterable[str] | None:
@@ -175,14 +211,11 @@ def page_view(request: Request) -> Response:
             FRAME,
             page_column(conn, ENTRIES, name, row),
             state.site.site_url,
-            lead(request, state, provider.xsl, document_name),
-            namespaces=namespaces,
+            lead(site, state, provider.xsl, document_name),
+            namespaces=site.namespaces,
         )
 
-    # The text is another document (its own rendering, cached apart); the gzip file is
-    # the XML's.
-    what = (name, page, TEXT) if form == TEXT else (name, page, *frame(request))
-    return sitemap_response(request, what, [name], render, form)
+    return render
 
 
 def page_column(conn: Connection, column: Select[Any], name: str, row: Any) -> Iterable[Any]:

@@ -1,0 +1,183 @@
+"""Finished documents: the bytes of each document a change made, stored with the change.
+
+A process renders a document the first time it is asked for a version of it: the page's
+stored ``<url>`` fragments read and joined, gzipped (``responses.py``). Each process, on
+each host, did so for itself after every change. Now the maintainer does it once, in the
+transaction of the pass that changed the document: it hears the cache tags of what it
+changed (``sitemap_documents_changed``, the hook purges use too) and stores the gzipped XML
+of each page and index part they name in ``finished_documents``. A process that has not
+rendered that version reads the row instead: one indexed read of a blob.
+
+- Only what changed is stored: a post edit stores the pages that list it (its post page,
+  its author's and its terms' pages when their dates moved), the index and nothing else.
+  A sitemap rebuilt whole (``provider:NAME``) and a change of every document
+  (``sitemaps``) store nothing and drop what they made stale: the next request renders
+  them as before.
+- A row is found by a digest of everything that names its rendering (``digest``): the
+  document, the versions it shows, the site URL, the output settings and the namespaces
+  of the plugins loaded. A process that would render other bytes (other plugins, another
+  ``xsl_instruction``) never finds it and renders for itself. A document's rows are
+  replaced whenever it is stored again; a version that is not stored is rendered.
+- The XML and its gzip file are stored (one gzipped body); the text form, the pages for
+  people and the feed are rendered as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+from ..documents import ALL_TAG, INDEX_TAG, PAGE_DOCUMENT, index_name, sitemap_name
+from ..hookspecs import hookimpl
+from ..models import FinishedDocument
+from .failures import OUTAGE
+from .reader import ReadState
+from .responses import Render, Rendered, document_etag, pack
+from .views import index_document, index_names, index_renderer, page_document, page_renderer
+
+if TYPE_CHECKING:
+    from ..site import Site
+
+log = logging.getLogger(__name__)
+
+
+def digest(site: Site, state: ReadState, key: tuple[Any, ...]) -> str:
+    """The name of a rendering: its cache key (the document, the site URL, the versions
+    it shows) and what else this process renders with."""
+    made_with = (key, state.site.output_key, sorted(site.namespaces.items()))
+    return hashlib.blake2b(repr(made_with).encode(), digest_size=20).hexdigest()
+
+
+def load(site: Site, state: ReadState, key: tuple[Any, ...]) -> Rendered | None:
+    """The stored rendering named by ``key``, if the maintainer stored it."""
+    with site.reader.versions_engine.connect() as conn:
+        row = conn.execute(
+            select(
+                FinishedDocument.gzipped,
+                FinishedDocument.size,
+                FinishedDocument.etag,
+                FinishedDocument.last_modified,
+            ).where(FinishedDocument.key == digest(site, state, key))
+        ).first()
+    if row is None:
+        return None
+    return Rendered(None, row.gzipped, row.size, row.etag, row.last_modified)
+
+
+@hookimpl
+def sitemap_documents_changed(session: Session, tags: list[str], site: Site) -> None:
+    """Store what the pass changed, in its transaction. If that fails, nothing stored
+    stays (the pass goes on: the documents are rendered on request, as without it)."""
+    try:
+        with session.begin_nested():
+            _store_changed(session, tags, site)
+    except OUTAGE:
+        raise
+    except Exception:
+        log.exception("storing the finished documents failed; they will be rendered on request")
+        session.execute(delete(FinishedDocument))
+
+
+def _store_changed(session: Session, tags: list[str], site: Site) -> None:
+    if ALL_TAG in tags:
+        session.execute(delete(FinishedDocument))
+        return
+    for tag in tags:
+        if tag.startswith("provider:"):
+            whole = tag.removeprefix("provider:")
+            session.execute(delete(FinishedDocument).where(FinishedDocument.provider == whole))
+    conn = session.connection()
+    state = site.reader.state(conn)
+    if state.site.private:
+        session.execute(delete(FinishedDocument))
+        return
+    for tag in tags:
+        if tag == INDEX_TAG:
+            _store_index(conn, site, state)
+            continue
+        document = tag.removeprefix("doc:")
+        if not (tag.startswith("doc:") and PAGE_DOCUMENT.fullmatch(document)):
+            continue
+        name, _, number = document.rpartition("-sitemap")
+        provider = state.site.provider(name)
+        if provider is None:
+            continue
+        page = int(number or 1)
+        _store(
+            conn,
+            site,
+            state,
+            sitemap_name(name, page),
+            page_document(site, name, page),
+            [name],
+            page_renderer(site, provider, page),
+            name,
+        )
+
+
+def _store_index(conn: Connection, site: Site, state: ReadState) -> None:
+    """Every part of the index (there is one below 50,000 sitemap pages)."""
+    names = index_names(state.site)
+    part = 1
+    while _store(
+        conn,
+        site,
+        state,
+        index_name(part),
+        index_document(site, part),
+        names,
+        index_renderer(site, names, part),
+    ):
+        part += 1
+    # A part that is no more.
+    conn.execute(
+        delete(FinishedDocument).where(
+            FinishedDocument.name.like("sitemap_index%"),
+            FinishedDocument.name.not_in([index_name(n) for n in range(1, part)]),
+        )
+    )
+
+
+def _store(
+    conn: Connection,
+    site: Site,
+    state: ReadState,
+    name: str,
+    what: tuple[Any, ...],
+    names: list[str],
+    render: Render,
+    provider: str | None = None,
+) -> bool:
+    """Render the document ``name`` (named ``what`` for the caches) as of ``state`` and
+    store it in place of its rows: whether it exists."""
+    conn.execute(delete(FinishedDocument).where(FinishedDocument.name == name))
+    pieces = render(conn, state)
+    if pieces is None:
+        return False
+    versions = state.version_of(*names)
+    rendered = pack(
+        (piece.encode("utf-8") for piece in pieces),
+        document_etag(what, versions),
+        state.changed_at(*names),
+    )
+    key = (*what, state.site.site_url, versions)
+    conn.execute(
+        insert(FinishedDocument),
+        [
+            {
+                "key": digest(site, state, key),
+                "name": name,
+                "provider": provider,
+                "etag": rendered.etag,
+                "last_modified": rendered.last_modified,
+                "size": rendered.size,
+                "gzipped": rendered.gzipped,
+            }
+        ],
+    )
+    return True

@@ -1,0 +1,125 @@
+"""Finished documents (``sitemaps/finished.py``): the maintainer stores the bytes of each
+document a change made, and only those; a process that has not rendered that version
+serves the stored bytes, which are the bytes it would have rendered.
+"""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+import pytest
+from pyramid.request import Request
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from sitemap_server.models import FinishedDocument
+from sitemap_server.testing import apply_changes, forget_rendered
+
+JAN = "2024-01-10T12:00:00+00:00"
+
+
+@pytest.fixture
+def site(app_for) -> Any:
+    """The API of a site of three pages of posts (three entries a page)."""
+    app = app_for(signed_in=True)
+    app.patch_json("/api/settings", {"entries_per_page": 3}, status=200)
+    for n in range(1, 10):
+        new_post(app, n)
+    apply_changes(app)
+    return app
+
+
+def new_post(app: Any, n: int, **fields: Any) -> int:
+    body = {"type": "post", "status": "publish", "title": f"Post {n}", "slug": f"post-{n}"}
+    created: int = app.post_json(
+        "/api/posts", {**body, "published_at": JAN, **fields}, status=201
+    ).json["id"]
+    return created
+
+
+def stored(engine: Any) -> dict[str, bytes]:
+    with Session(engine) as session:
+        rows = session.execute(select(FinishedDocument.name, FinishedDocument.gzipped)).all()
+    return {name: gzip.decompress(body) for name, body in rows}
+
+
+def served(app: Any, path: str) -> bytes:
+    """``path`` as a process that has rendered nothing serves it."""
+    forget_rendered(app)
+    # What the application sends (WebTest would decompress it).
+    response = Request.blank(path, headers={"Accept-Encoding": "gzip"}).get_response(app.app)
+    assert (response.status_int, response.content_encoding) == (200, "gzip")
+    return gzip.decompress(response.body)
+
+
+def test_a_post_edit_stores_the_pages_that_list_it_and_the_index(site, clean_database):
+    with Session(clean_database) as session:
+        session.execute(FinishedDocument.__table__.delete())
+        session.commit()
+    site.patch_json("/api/posts/5", {"title": "Five"}, status=200)  # on page 2
+    apply_changes(site)
+    found = stored(clean_database)
+    # The page that lists it, the first (the home page's date is the newest post's) and
+    # the index (their dates moved): not pages 3 and 4. (The news plugin's sitemap, when
+    # it is loaded, lists the post too.)
+    posts = {name for name in found if not name.startswith("news-")}
+    assert posts == {"post-sitemap", "post-sitemap2", "sitemap_index"}, set(found)
+    for name, body in found.items():
+        path = f"/{name}.xml"
+        assert served(site, path) == body
+        with Session(clean_database) as session:  # rendered here, not read: the same bytes
+            session.execute(FinishedDocument.__table__.delete())
+            session.commit()
+        assert served(site, path) == body
+        site.patch_json("/api/posts/5", {"title": f"Five again {name}"}, status=200)
+        apply_changes(site)
+
+
+def test_a_process_serves_the_stored_bytes(site, clean_database):
+    """Proved by changing them behind its back: what it serves is the row, not a
+    rendering (which would not have the comment)."""
+    site.patch_json("/api/posts/1", {"title": "One"}, status=200)
+    apply_changes(site)
+    original = stored(clean_database)["post-sitemap"]
+    marked = original + b"<!-- from finished_documents -->"
+    with Session(clean_database) as session:
+        session.execute(
+            update(FinishedDocument)
+            .where(FinishedDocument.name == "post-sitemap")
+            .values(gzipped=gzip.compress(marked), size=len(marked))
+        )
+        session.commit()
+    assert served(site, "/post-sitemap.xml") == marked
+    forget_rendered(site)
+    # Plain to a client that takes no gzip, and as the gzip file.
+    assert site.get("/post-sitemap.xml", status=200).body == marked
+    forget_rendered(site)
+    assert gzip.decompress(site.get("/post-sitemap.xml.gz", status=200).body) == marked
+
+
+def test_a_process_that_renders_otherwise_does_not_take_them(site, app_for, clean_database):
+    site.patch_json("/api/posts/1", {"title": "One"}, status=200)
+    apply_changes(site)
+    assert b"main-sitemap.xsl" in stored(clean_database)["post-sitemap"]
+    other = app_for(**{"sitemap_server.xsl_instruction": "false"})
+    body = other.get("/post-sitemap.xml", status=200).body
+    assert b"main-sitemap.xsl" not in body and b"post-1/" in body
+
+
+def test_a_change_of_every_document_drops_them(site, clean_database):
+    site.patch_json("/api/posts/1", {"title": "One"}, status=200)
+    apply_changes(site)
+    assert stored(clean_database)
+    site.patch_json("/api/settings", {"title": "Another name"}, status=200)
+    apply_changes(site)
+    assert stored(clean_database) == {}
+    assert b"Another name" in served(site, "/post-sitemap.xml")
+
+
+def test_a_private_site_keeps_none(site, clean_database):
+    site.patch_json("/api/settings", {"private": True}, status=200)
+    apply_changes(site)
+    site.patch_json("/api/posts/1", {"title": "One"}, status=200)
+    apply_changes(site)
+    assert stored(clean_database) == {}
