@@ -11,7 +11,9 @@ time, CPU time (this process, and on PostgreSQL its backend too, from ``/proc``)
 statements per pass. ``--profile`` prints where 20 passes of one spend their time;
 ``--statements`` prints the statements of one pass of 1. ``--journal-cost`` times each
 size again with the change feed's journal left out of the pass (``journal.record`` a
-no-op), turn about with it, to price what the journal adds to a write's pass.
+no-op), turn about with it, to price what the journal adds to a write's pass;
+``--finished-cost`` the same with the finished documents left out (nothing rendered or
+stored by the pass, ``finished._store_changed`` a no-op).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from write_bench import cpu_seconds, write_ini
 
 from sitemap_server.site import Site
-from sitemap_server.sitemaps import journal, maintenance
+from sitemap_server.sitemaps import finished, journal, maintenance
 from sitemap_server.sitemaps.changes import ContentChanges, log
 
 
@@ -82,6 +84,7 @@ def main() -> None:
     )
     parser.add_argument("--statements", action="store_true")
     parser.add_argument("--journal-cost", action="store_true")
+    parser.add_argument("--finished-cost", action="store_true")
     parser.add_argument(
         "--one-author",
         action="store_true",
@@ -112,17 +115,19 @@ def main() -> None:
         backend: list[int] = []
         rng = random.Random(1)
         apply(sessions, backend)  # the first pass loads templates and warms caches
-        kept_record = journal.record
-        variants = [("", kept_record)]
+        kept_record, kept_store = journal.record, finished._store_changed
+        variants = [("", kept_record, kept_store)]
         if args.journal_cost:
-            variants.append((" (no journal)", lambda ctx: None))
+            variants.append((" (no journal)", lambda ctx: None, kept_store))
+        if args.finished_cost:
+            variants.append((" (no finished documents)", kept_record, lambda *args: None))
         for count in (int(size) for size in args.sizes.split(",")):
             measured: dict[str, tuple[list[float], list[float], list[int]]] = {
-                name: ([], [], []) for name, _ in variants
+                name: ([], [], []) for name, _, _ in variants
             }
             for _ in range(args.repeat):
-                for name, recorder in variants:  # turn about, on the same machine
-                    journal.record = recorder
+                for name, recorder, store in variants:  # turn about, on the same machine
+                    journal.record, finished._store_changed = recorder, store
                     times, cpus, sent = measured[name]
                     record(sessions, rng, args.posts, count)
                     before = statements.count
@@ -130,7 +135,7 @@ def main() -> None:
                     times.append(wall)
                     cpus.append(cpu)
                     sent.append(statements.count - before)
-            journal.record = kept_record
+            journal.record, finished._store_changed = kept_record, kept_store
             for name, (times, cpus, sent) in measured.items():
                 print(
                     f"{args.db} {args.posts} posts: a pass applying {count:4} changed posts"

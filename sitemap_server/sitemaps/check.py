@@ -11,7 +11,8 @@ Versions are not compared: a rebuild bumps them, and only their order means anyt
 The table of which object has which URL (``object_urls``) is compared and rebuilt too,
 and so is the change feed's journal (``journal.py``): the URLs it tells an integrator are
 listed, and their dates, against those of the rebuild (which brings it to them, as
-every rebuild does), under the name ``change feed``.
+every rebuild does), under the name ``change feed``. The finished documents this process
+would serve are rendered again and compared (``finished documents``).
 
 What no rebuild can mend is reported too (``content_problems``): a cycle of parents
 (which concurrent re-parentings could once store) and a URL that two objects list (S-107).
@@ -23,12 +24,22 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import String, Table, and_, column, func, or_, select, table, text
+from sqlalchemy import String, Table, and_, column, delete, func, or_, select, table, text
 from sqlalchemy.orm import Session
 
 from ..content import object_urls
-from ..models import ListedUrl, Post, SitemapEntry, SitemapPage, SitemapVersion, Term, site_of
+from ..models import (
+    FinishedDocument,
+    ListedUrl,
+    Post,
+    SitemapEntry,
+    SitemapPage,
+    SitemapVersion,
+    Term,
+    site_of,
+)
 from ..models.meta import UTCDateTime
+from . import finished
 from .changes import ContentChanges
 from .maintenance import all_providers, catch_up, refresh
 
@@ -49,6 +60,8 @@ URLS_TABLE = "object_urls"
 # The change feed's journal, compared too (its repair is the rebuild's: ``journal.record``
 # looks at every path of a rebuild).
 FEED = "change feed"
+# The stored bytes of the documents a change made (``finished.py``).
+FINISHED = "finished documents"
 STORED_FEED = "check_stored_listed_urls"
 
 
@@ -107,6 +120,7 @@ def check(session: Session, repair: bool = False) -> Report:
     catch_up(session)
     for problem in content_problems(session):
         report.add(problem)
+    _compare_finished(session, report, repair)
     savepoint = session.begin_nested()
     try:
         stored_pages = _pages(session)
@@ -150,6 +164,16 @@ def check(session: Session, repair: bool = False) -> Report:
     else:
         savepoint.rollback()
     return report
+
+
+def _compare_finished(session: Session, report: Report, repair: bool) -> None:
+    """The finished documents this process would serve against its rendering of them now
+    (``finished.py``); with ``repair``, those that differ are dropped (rendered on
+    request until a change stores them again)."""
+    for name in finished.differing(session, site_of(session)):
+        report.add(Difference(FINISHED, name, "bytes", "stored", "rendered now"))
+        if repair:
+            session.execute(delete(FinishedDocument).where(FinishedDocument.name == name))
 
 
 def _compare_feed(session: Session, report: Report) -> None:

@@ -24,6 +24,7 @@ rendered that version reads the row instead: one indexed read of a blob.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,14 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from ..documents import ALL_TAG, INDEX_TAG, PAGE_DOCUMENT, index_name, sitemap_name
+from ..documents import (
+    ALL_TAG,
+    INDEX_DOCUMENT,
+    INDEX_TAG,
+    PAGE_DOCUMENT,
+    index_name,
+    sitemap_name,
+)
 from ..hookspecs import hookimpl
 from ..models import FinishedDocument
 from .failures import OUTAGE
@@ -181,3 +189,48 @@ def _store(
         ],
     )
     return True
+
+
+def differing(session: Session, site: Site) -> list[str]:
+    """The stored documents that this process would serve (their digest is the one it
+    computes now) and that differ from its rendering of them now (``check``)."""
+    conn = session.connection()
+    state = site.reader.state(conn)
+    rows = conn.execute(
+        select(FinishedDocument.key, FinishedDocument.name, FinishedDocument.gzipped)
+    ).all()
+    found = []
+    for key, name, gzipped in rows:
+        made = _rendering(site, state, name)
+        if made is None:
+            continue
+        what, names, render = made
+        if key != digest(site, state, (*what, state.site.site_url, state.version_of(*names))):
+            continue  # not what this process would take: another version, other settings
+        pieces = render(conn, state)
+        rendered = "".join(pieces).encode() if pieces is not None else None
+        if rendered != gzip.decompress(gzipped):
+            found.append(name)
+    return sorted(found)
+
+
+def _rendering(
+    site: Site, state: ReadState, name: str
+) -> tuple[tuple[Any, ...], list[str], Render] | None:
+    """What names the document ``name`` for the caches, the providers it shows and how
+    to render it; None for a document that no longer has a sitemap."""
+    index = INDEX_DOCUMENT.fullmatch(name)
+    if index is not None:
+        part = int(name.removeprefix("sitemap_index") or 1)
+        names = index_names(state.site)
+        return index_document(site, part), names, index_renderer(site, names, part)
+    provider_name, _, number = name.rpartition("-sitemap")
+    provider = state.site.provider(provider_name)
+    if provider is None:
+        return None
+    page = int(number or 1)
+    return (
+        page_document(site, provider_name, page),
+        [provider_name],
+        page_renderer(site, provider, page),
+    )

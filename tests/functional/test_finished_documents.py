@@ -66,14 +66,12 @@ def test_a_post_edit_stores_the_pages_that_list_it_and_the_index(site, clean_dat
     posts = {name for name in found if not name.startswith("news-")}
     assert posts == {"post-sitemap", "post-sitemap2", "sitemap_index"}, set(found)
     for name, body in found.items():
-        path = f"/{name}.xml"
-        assert served(site, path) == body
-        with Session(clean_database) as session:  # rendered here, not read: the same bytes
-            session.execute(FinishedDocument.__table__.delete())
-            session.commit()
-        assert served(site, path) == body
-        site.patch_json("/api/posts/5", {"title": f"Five again {name}"}, status=200)
-        apply_changes(site)
+        assert served(site, f"/{name}.xml") == body
+    with Session(clean_database) as session:  # rendered here, not read: the same bytes
+        session.execute(FinishedDocument.__table__.delete())
+        session.commit()
+    for name, body in found.items():
+        assert served(site, f"/{name}.xml") == body
 
 
 def test_a_process_serves_the_stored_bytes(site, clean_database):
@@ -123,3 +121,28 @@ def test_a_private_site_keeps_none(site, clean_database):
     site.patch_json("/api/posts/1", {"title": "One"}, status=200)
     apply_changes(site)
     assert stored(clean_database) == {}
+
+
+def test_check_renders_them_again_and_repair_drops_one_that_differs(site, clean_database):
+    from sitemap_server.app import site_of_app
+    from sitemap_server.sitemaps.check import FINISHED, check
+
+    site.patch_json("/api/posts/1", {"title": "One"}, status=200)
+    apply_changes(site)
+    sessions = site_of_app(site).sessions
+    with sessions() as session, session.begin():
+        assert check(session).count == 0
+    marked = stored(clean_database)["post-sitemap"] + b"<!-- not what it renders -->"
+    with Session(clean_database) as session:
+        session.execute(
+            update(FinishedDocument)
+            .where(FinishedDocument.name == "post-sitemap")
+            .values(gzipped=gzip.compress(marked))
+        )
+        session.commit()
+    with sessions() as session, session.begin():
+        report = check(session, repair=True)
+    assert [(d.provider, d.where) for d in report.differences] == [(FINISHED, "post-sitemap")]
+    # Dropped (and, as the repair rebuilt every sitemap, every other one with it).
+    assert "post-sitemap" not in stored(clean_database)
+    assert served(site, "/post-sitemap.xml") != marked
