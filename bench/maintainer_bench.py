@@ -108,6 +108,8 @@ def main() -> None:
                 "sqlalchemy.url": url,
                 "sitemap_server.site_url": "http://bench.test",
                 "sitemap_server.load_entrypoints": "false",
+                # Stored on SQLite too (auto: on PostgreSQL only), to price them.
+                "sitemap_server.finished_documents": "true",
             }
         )
         engine, sessions = site.database, site.sessions

@@ -98,6 +98,11 @@ def auto_or_positive_float(value: str) -> float | None:
     return None if value.strip().lower() == "auto" else positive_float(value)
 
 
+def auto_or_boolean(value: str) -> bool | None:
+    """None for ``auto`` (the code that reads it picks), else a boolean."""
+    return None if value.strip().lower() == "auto" else boolean(value)
+
+
 def seconds(value: str) -> float:
     number = float(value)
     if not number >= 0:
@@ -285,6 +290,16 @@ SETTINGS: tuple[Setting, ...] = (
         "within maintainer.poll_seconds). A sitemap request that finds one waiting longer "
         "applies the log before it answers, so a site without a worker still converges; 0: "
         "every request does (each answer is exact, reads wait for the writes before them).",
+    ),
+    Setting(
+        "sitemap_server.finished_documents",
+        "auto",
+        auto_or_boolean,
+        doc="Whether the maintainer stores the bytes of each sitemap page and index part a "
+        "change made (sitemaps/finished.py), for server processes that have not rendered "
+        "them to read instead of rendering them. auto: on PostgreSQL, where several "
+        "processes and hosts share the database; off on SQLite, where one host's "
+        "processes gain little and the maintainer's passes would cost more.",
     ),
     Setting(
         "sitemap_server.versions_watch",

@@ -134,10 +134,19 @@ class Site:
         """Rendered documents, kept between requests (``sitemaps.responses``)."""
         return RenderCache(self.settings["sitemap_server.render_cache_bytes"])
 
+    @cached_property
+    def finishes_documents(self) -> bool:
+        """Whether the maintainer stores finished documents and the read path reads them
+        (``sitemap_server.finished_documents``; auto: on PostgreSQL)."""
+        chosen = self.settings["sitemap_server.finished_documents"]
+        if chosen is None:
+            return bool(self.database.dialect.name == "postgresql")
+        return bool(chosen)
+
     def finished(self, state: ReadState, key: tuple[Any, ...]) -> Rendered | None:
         """The rendering ``key`` names as the maintainer stored it, if it did
         (``sitemaps.finished``)."""
-        return finished.load(self, state, key)
+        return finished.load(self, state, key) if self.finishes_documents else None
 
     @cached_property
     def cache_policy(self) -> str:

@@ -81,6 +81,8 @@ def load(site: Site, state: ReadState, key: tuple[Any, ...]) -> Rendered | None:
 def sitemap_documents_changed(session: Session, tags: list[str], site: Site) -> None:
     """Store what the pass changed, in its transaction. If that fails, nothing stored
     stays (the pass goes on: the documents are rendered on request, as without it)."""
+    if not site.finishes_documents:
+        return
     try:
         with session.begin_nested():
             _store_changed(session, tags, site)

@@ -17,12 +17,14 @@ from sitemap_server.models import FinishedDocument
 from sitemap_server.testing import apply_changes, forget_rendered
 
 JAN = "2024-01-10T12:00:00+00:00"
+# On whatever the database (by default only on PostgreSQL).
+ON = {"sitemap_server.finished_documents": "true"}
 
 
 @pytest.fixture
 def site(app_for) -> Any:
     """The API of a site of three pages of posts (three entries a page)."""
-    app = app_for(signed_in=True)
+    app = app_for(signed_in=True, **ON)
     app.patch_json("/api/settings", {"entries_per_page": 3}, status=200)
     for n in range(1, 10):
         new_post(app, n)
@@ -100,7 +102,7 @@ def test_a_process_that_renders_otherwise_does_not_take_them(site, app_for, clea
     site.patch_json("/api/posts/1", {"title": "One"}, status=200)
     apply_changes(site)
     assert b"main-sitemap.xsl" in stored(clean_database)["post-sitemap"]
-    other = app_for(**{"sitemap_server.xsl_instruction": "false"})
+    other = app_for(**ON, **{"sitemap_server.xsl_instruction": "false"})
     body = other.get("/post-sitemap.xml", status=200).body
     assert b"main-sitemap.xsl" not in body and b"post-1/" in body
 
@@ -146,3 +148,18 @@ def test_check_renders_them_again_and_repair_drops_one_that_differs(site, clean_
     # Dropped (and, as the repair rebuilt every sitemap, every other one with it).
     assert "post-sitemap" not in stored(clean_database)
     assert served(site, "/post-sitemap.xml") != marked
+
+
+def test_off_nothing_is_stored_or_read(app_for, clean_database):
+    app = app_for(signed_in=True, **{"sitemap_server.finished_documents": "false"})
+    new_post(app, 1)
+    apply_changes(app)
+    assert stored(clean_database) == {}
+
+
+def test_auto_is_on_for_postgresql_only(app_for, clean_database):
+    from sitemap_server.app import site_of_app
+
+    app = app_for()
+    postgresql = clean_database.dialect.name == "postgresql"
+    assert site_of_app(app).finishes_documents is postgresql
