@@ -135,13 +135,15 @@ class Worker:
     def run_once(self, force: bool = False) -> list[dict[str, Any]]:
         """One pass; ``force`` sends everything waiting now, ignoring the quiet period and
         any backoff (one attempt each). Returns the attempts made."""
-        self.maintain()
+        attempts: list[dict[str, Any]] = []
+        self.maintain(attempts)
         with self.sessions.begin() as session:
             self.site.engine.catch_up(session)
         self.coalesce(force)
         if force:
-            self._make_due()
-        attempts = self.send_due()
+            # One attempt each: not again what was just tried after a batch was applied.
+            self._make_due(tried={attempt["notification_id"] for attempt in attempts})
+        attempts += self.send_due()
         self.prune()
         return attempts
 
@@ -152,10 +154,19 @@ class Worker:
             attempts.append(self.deliver(claimed))
         return attempts
 
-    def maintain(self) -> int:
+    def maintain(self, sent: list[dict[str, Any]] | None = None) -> int:
         """Apply the change log to the sitemaps, batch after batch, until none is left or
-        another maintainer is at work; the number of changes applied."""
-        return self.site.engine.apply()
+        another maintainer is at work; the number of changes applied. What is due once a
+        batch is committed (its purges) is sent then, not after the last batch: under a
+        steady stream of writes the log may not be empty for a long while. The attempts
+        made are added to ``sent``."""
+
+        def batch_applied(_count: int) -> None:
+            attempts = self.send_due()
+            if sent is not None:
+                sent.extend(attempts)
+
+        return self.site.engine.apply(progress=batch_applied)
 
     def run(self, stop: threading.Event) -> None:
         """Until ``stop`` is set: the change log applied every ``apply_poll_seconds``, a
@@ -168,8 +179,8 @@ class Worker:
                 if time.monotonic() >= next_pass:
                     next_pass = time.monotonic() + self.config.poll_seconds
                     self.run_once()
-                elif self.maintain():
-                    self.send_due()  # the purges of what was just applied, at once
+                else:
+                    self.maintain()  # and the purges of each batch, as it is applied
             except Exception as error:
                 self._failed(error)
             else:
@@ -207,12 +218,16 @@ class Worker:
         with self.sessions.begin() as session:
             return len(outbox.coalesce(session, self.config, ready))
 
-    def _make_due(self) -> None:
+    def _make_due(self, tried: set[int]) -> None:
         with self.sessions.begin() as session:
             now = utcnow()
             session.execute(
                 update(Notification)
-                .where(Notification.status == PENDING, Notification.due_at > now)
+                .where(
+                    Notification.status == PENDING,
+                    Notification.due_at > now,
+                    Notification.id.not_in(tried),
+                )
                 .values(due_at=now)
                 .execution_options(synchronize_session=False)
             )

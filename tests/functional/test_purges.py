@@ -190,3 +190,39 @@ def test_a_purge_takes_no_more_tags_than_one_request_holds(site, clean_database,
         site.get("/sitemap_index.xml")
     purges = varnish_purges(clean_database)[sent:]
     assert len(purges) >= 2 and all(len(tags) <= 3 for tags, _ in purges), purges
+
+
+def test_each_batchs_purge_is_sent_before_the_next_batch_is_applied(
+    site, search_engine, clean_database, monkeypatch
+):
+    """Under a steady stream of writes the change log may not empty for a long while:
+    the worker sends what each batch made due (its purge) as soon as it is committed."""
+    from sqlalchemy import func
+
+    from sitemap_server.models import SitemapChange
+    from sitemap_server.notify.worker import Worker
+    from sitemap_server.sitemaps import maintenance
+
+    new_post(site, 1)
+    site.get("/sitemap_index.xml")
+    run_worker(site)
+    # One change a batch (and no rebuild instead, which a small site would choose).
+    monkeypatch.setattr(maintenance, "APPLY_BATCH", 1)
+    monkeypatch.setattr(maintenance, "_cheaper_to_rebuild", lambda session: False)
+    for n in (2, 3):
+        new_post(site, n)
+    waiting: list[int] = []
+    sending = Worker.send_due
+
+    def send_due(worker: Worker) -> Any:
+        with Session(clean_database) as session:
+            waiting.append(session.scalar(select(func.count()).select_from(SitemapChange)))
+        return sending(worker)
+
+    monkeypatch.setattr(Worker, "send_due", send_due)
+    search_engine.requests.clear()
+    attempts = run_worker(site)
+    purges = search_engine.received(path="/", method="PURGE")
+    assert purges and len(attempts) >= len(purges)
+    # The first was sent while changes still waited to be applied.
+    assert waiting[0] > 0, waiting
