@@ -166,7 +166,8 @@ class SearchEngine:
     Every request is recorded in ``requests`` (method, path, query, JSON body). Answers
     are scripted per path with ``answer(path, *statuses)``: each request takes the next
     one, and the last is repeated; a status may be ``("sleep", seconds, status)`` (a slow
-    engine) or ``(status, {"Retry-After": "…"})``. Unscripted paths answer 200.
+    engine), ``("hold", event, status)`` (an answer sent once the test sets ``event``) or
+    ``(status, {"Retry-After": "…"})``. Unscripted paths answer 200.
     """
 
     def __init__(self) -> None:
@@ -253,6 +254,11 @@ def _search_engine_server() -> Iterator[SearchEngine]:
             if isinstance(answer, tuple) and answer[:1] == ("sleep",):
                 _, seconds, answer = answer
                 time.sleep(seconds)  # a slow engine; the client may give up meanwhile
+            elif isinstance(answer, tuple) and answer[:1] == ("hold",):
+                _, release, answer = answer
+                # An engine that answers when the test says (bounded, so a test that
+                # fails before releasing it leaves no thread behind for long).
+                release.wait(SERVER_STARTUP_SECONDS)
             headers: dict[str, str] = {}
             if isinstance(answer, tuple):
                 answer, headers = answer
