@@ -160,11 +160,11 @@ class VarnishPurge(Channel):
                 yield Message(server + "/", {"tags": some})
 
     def request(self, message: Message, site_url: str) -> OutgoingRequest:
-        tags = (message.payload or {}).get("tags", [])
+        tags = _tags(message.payload)
         return OutgoingRequest(message.url, method="PURGE", headers={PURGE_HEADER: " ".join(tags)})
 
     def describe(self, number: int, message: Message) -> str:
-        tags = (message.payload or {}).get("tags", [])
+        tags = _tags(message.payload)
         return f"varnish purge {number} of {len(tags)} tag(s) to {message.url}"
 
     def targets(self, site_url: str) -> Any:
@@ -208,7 +208,7 @@ class TokenPurge(Channel):
         return super().judge(status, reason)
 
     def describe(self, number: int, message: Message) -> str:
-        tags = (message.payload or {}).get("tags", [])
+        tags = _tags(message.payload)
         return f"{self.name} purge {number} of {len(tags)} tag(s) to {message.url}"
 
     def targets(self, site_url: str) -> Any:
@@ -237,7 +237,7 @@ class FastlyPurge(TokenPurge):
         headers = {"Fastly-Key": self.token, "Accept": "application/json"}
         if self.soft:
             headers["Fastly-Soft-Purge"] = "1"
-        keys = (message.payload or {}).get("tags", [])
+        keys = _tags(message.payload)
         return OutgoingRequest(message.url, {"surrogate_keys": keys}, headers=headers)
 
 
@@ -257,7 +257,7 @@ class CloudflarePurge(TokenPurge):
         super().__init__(url, token)
 
     def request(self, message: Message, site_url: str) -> OutgoingRequest:
-        tags = (message.payload or {}).get("tags", [])
+        tags = _tags(message.payload)
         return OutgoingRequest(
             message.url,
             {"tags": tags},

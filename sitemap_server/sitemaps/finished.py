@@ -35,11 +35,11 @@ from sqlalchemy.orm import Session
 
 from ..documents import (
     ALL_TAG,
+    INDEX,
     INDEX_DOCUMENT,
     INDEX_TAG,
     PAGE_DOCUMENT,
     index_name,
-    sitemap_name,
 )
 from ..hookspecs import hookimpl
 from ..models import FinishedDocument
@@ -113,36 +113,16 @@ def _store_changed(session: Session, tags: list[str], site: Site) -> None:
         document = tag.removeprefix("doc:")
         if not (tag.startswith("doc:") and PAGE_DOCUMENT.fullmatch(document)):
             continue
-        name, _, number = document.rpartition("-sitemap")
-        provider = state.site.provider(name)
-        if provider is None:
-            continue
-        page = int(number or 1)
-        _store(
-            conn,
-            site,
-            state,
-            sitemap_name(name, page),
-            page_document(site, name, page),
-            [name],
-            page_renderer(site, provider, page),
-            name,
-        )
+        made = _rendering(site, state, document)
+        if made is not None:
+            what, names, render = made
+            _store(conn, site, state, document, what, names, render, names[0])
 
 
 def _store_index(conn: Connection, site: Site, state: ReadState) -> None:
     """Every part of the index (there is one below 50,000 sitemap pages)."""
-    names = index_names(state.site)
     part = 1
-    while _store(
-        conn,
-        site,
-        state,
-        index_name(part),
-        index_document(site, part),
-        names,
-        index_renderer(site, names, part),
-    ):
+    while _store(conn, site, state, index_name(part), *_index_rendering(site, state, part)):
         part += 1
     # A part that is no more.
     conn.execute(
@@ -216,16 +196,21 @@ def differing(session: Session, site: Site) -> list[str]:
     return sorted(found)
 
 
+def _index_rendering(
+    site: Site, state: ReadState, part: int
+) -> tuple[tuple[Any, ...], list[str], Render]:
+    """What names part ``part`` of the index, the sitemaps it shows and how to render it."""
+    names = index_names(state.site)
+    return index_document(site, part), names, index_renderer(site, names, part)
+
+
 def _rendering(
     site: Site, state: ReadState, name: str
 ) -> tuple[tuple[Any, ...], list[str], Render] | None:
     """What names the document ``name`` for the caches, the providers it shows and how
     to render it; None for a document that no longer has a sitemap."""
-    index = INDEX_DOCUMENT.fullmatch(name)
-    if index is not None:
-        part = int(name.removeprefix("sitemap_index") or 1)
-        names = index_names(state.site)
-        return index_document(site, part), names, index_renderer(site, names, part)
+    if INDEX_DOCUMENT.fullmatch(name):
+        return _index_rendering(site, state, int(name.removeprefix(INDEX) or 1))
     provider_name, _, number = name.rpartition("-sitemap")
     provider = state.site.provider(provider_name)
     if provider is None:

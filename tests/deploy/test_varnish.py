@@ -249,7 +249,6 @@ def test_documents_stay_cached_until_a_write_changes_them(deployment):
     changed = [path for path in paths if before[path].content != after[path].content]
     assert "/post-sitemap.xml" in changed
     assert stayed, "the write purged every document"
-    assert len(stayed) + len(changed) <= len(paths)
 
 
 @dataclass
