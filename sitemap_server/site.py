@@ -143,10 +143,12 @@ class Site:
             return bool(self.database.dialect.name == "postgresql")
         return bool(chosen)
 
-    def finished(self, state: ReadState, key: tuple[Any, ...]) -> Rendered | None:
-        """The rendering ``key`` names as the maintainer stored it, if it did
-        (``sitemaps.finished``)."""
-        return finished.load(self, state, key) if self.finishes_documents else None
+    def finished(
+        self, state: ReadState, what: tuple[Any, ...], names: list[str]
+    ) -> Rendered | None:
+        """The document ``what`` (of the sitemaps ``names``) as of ``state`` as the
+        maintainer stored it, if it did (``sitemaps.finished``)."""
+        return finished.load(self, state, what, names) if self.finishes_documents else None
 
     @cached_property
     def cache_policy(self) -> str:

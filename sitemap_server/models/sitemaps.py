@@ -149,8 +149,8 @@ class FinishedDocument(Base):
 
     __tablename__ = "finished_documents"
 
-    # A digest of what names the rendering (``finished.digest``): the document, the
-    # versions it shows, the site URL and the settings it was made with.
+    # A digest of what names the rendering (``finished.digest``): the document, the site
+    # URL, the site's version and the settings it was made with.
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     # The document (``post-sitemap2``, ``sitemap_index``): its rows are replaced together.
     name: Mapped[str] = mapped_column(String(255), index=True)
@@ -160,3 +160,6 @@ class FinishedDocument(Base):
     last_modified: Mapped[datetime | None] = mapped_column(UTCDateTime)
     size: Mapped[int] = mapped_column(BigInteger)
     gzipped: Mapped[bytes] = mapped_column(LargeBinary)
+    # The version of each sitemap it shows when it was stored: it stays what they show
+    # at any later version until a change replaces it (``finished.load``).
+    versions: Mapped[dict[str, int]] = mapped_column(JSON, default=dict, server_default="{}")

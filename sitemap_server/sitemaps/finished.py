@@ -13,11 +13,17 @@ rendered that version reads the row instead: one indexed read of a blob.
   A sitemap rebuilt whole (``provider:NAME``) and a change of every document
   (``sitemaps``) store nothing and drop what they made stale: the next request renders
   them as before.
-- A row is found by a digest of everything that names its rendering (``digest``): the
-  document, the versions it shows, the site URL, the output settings and the namespaces
-  of the plugins loaded. A process that would render other bytes (other plugins, another
-  ``xsl_instruction``) never finds it and renders for itself. A document's rows are
-  replaced whenever it is stored again; a version that is not stored is rendered.
+- A row is found by a digest of everything that names its rendering beside the content
+  (``digest``): the document, the site URL and the site's version, the output settings
+  and the namespaces of the plugins loaded. A process that would render other bytes
+  (other plugins, another ``xsl_instruction``) never finds it and renders for itself.
+- A row records the version of each sitemap it shows. Every pass that changes the
+  document replaces its row in the transaction that makes the new version, so a row is
+  what the document shows at any later version, until the next row: an edit on one page
+  of a sitemap makes a new version of the sitemap, and every other page is still served
+  from its row. A request that read an older version than the row's renders for itself.
+- A maintainer that does not store them (``finished_documents`` off in its ini file)
+  drops them all, so that none is left behind a change.
 - The XML and its gzip file are stored (one gzipped body); the text form, the pages for
   people and the feed are rendered as before.
 """
@@ -29,7 +35,7 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -54,27 +60,45 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def digest(site: Site, state: ReadState, key: tuple[Any, ...]) -> str:
-    """The name of a rendering: its cache key (the document, the site URL, the versions
-    it shows) and what else this process renders with."""
-    made_with = (key, state.site.output_key, sorted(site.namespaces.items()))
+# A stored document, by its digest: built once (building costs more than running it).
+STORED = select(FinishedDocument.gzipped, FinishedDocument.size, FinishedDocument.versions).where(
+    FinishedDocument.key == bindparam("key")
+)
+
+
+def digest(site: Site, state: ReadState, what: tuple[Any, ...]) -> str:
+    """The name of a rendering of the document ``what`` as of ``state``, but for the
+    versions of the sitemaps it shows: the site URL and version, and what else this
+    process renders with."""
+    made_with = (
+        what,
+        state.site.site_url,
+        state.version_of()[0],
+        state.site.output_key,
+        sorted(site.namespaces.items()),
+    )
     return hashlib.blake2b(repr(made_with).encode(), digest_size=20).hexdigest()
 
 
-def load(site: Site, state: ReadState, key: tuple[Any, ...]) -> Rendered | None:
-    """The stored rendering named by ``key``, if the maintainer stored it."""
+def load(site: Site, state: ReadState, what: tuple[Any, ...], names: list[str]) -> Rendered | None:
+    """The document ``what`` (of the sitemaps ``names``) as of ``state``, if the
+    maintainer stored it at that version or one before that (and no change since
+    replaced it)."""
     with site.reader.versions_engine.connect() as conn:
-        row = conn.execute(
-            select(
-                FinishedDocument.gzipped,
-                FinishedDocument.size,
-                FinishedDocument.etag,
-                FinishedDocument.last_modified,
-            ).where(FinishedDocument.key == digest(site, state, key))
-        ).first()
-    if row is None:
+        row = conn.execute(STORED, {"key": digest(site, state, what)}).first()
+    if row is None or not _shows(state, row.versions, names):
         return None
-    return Rendered(None, row.gzipped, row.size, row.etag, row.last_modified)
+    versions = state.version_of(*names)
+    etag = document_etag(what, versions)
+    return Rendered(None, row.gzipped, row.size, etag, state.changed_at(*names))
+
+
+def _shows(state: ReadState, stored: dict[str, int], names: list[str]) -> bool:
+    """Whether a row stored at the versions ``stored`` of the sitemaps ``names`` shows
+    them as of ``state``: the same sitemaps, none at a version ``state`` has not seen."""
+    if set(stored) != set(names):
+        return False
+    return all(number <= state.versions.get(name, (0,))[0] for name, number in stored.items())
 
 
 @hookimpl
@@ -82,6 +106,9 @@ def sitemap_documents_changed(session: Session, tags: list[str], site: Site) -> 
     """Store what the pass changed, in its transaction. If that fails, nothing stored
     stays (the pass goes on: the documents are rendered on request, as without it)."""
     if not site.finishes_documents:
+        # Another maintainer may have stored some (another ini file): none may outlive
+        # a change it did not store.
+        session.execute(delete(FinishedDocument))
         return
     try:
         with session.begin_nested():
@@ -155,12 +182,12 @@ def _store(
         document_etag(what, versions),
         state.changed_at(*names),
     )
-    key = (*what, state.site.site_url, versions)
     conn.execute(
         insert(FinishedDocument),
         [
             {
-                "key": digest(site, state, key),
+                "key": digest(site, state, what),
+                "versions": {name: state.versions.get(name, (0,))[0] for name in names},
                 "name": name,
                 "provider": provider,
                 "etag": rendered.etag,
@@ -179,16 +206,21 @@ def differing(session: Session, site: Site) -> list[str]:
     conn = session.connection()
     state = site.reader.state(conn)
     rows = conn.execute(
-        select(FinishedDocument.key, FinishedDocument.name, FinishedDocument.gzipped)
+        select(
+            FinishedDocument.key,
+            FinishedDocument.name,
+            FinishedDocument.versions,
+            FinishedDocument.gzipped,
+        )
     ).all()
     found = []
-    for key, name, gzipped in rows:
+    for key, name, versions, gzipped in rows:
         made = _rendering(site, state, name)
         if made is None:
             continue
         what, names, render = made
-        if key != digest(site, state, (*what, state.site.site_url, state.version_of(*names))):
-            continue  # not what this process would take: another version, other settings
+        if key != digest(site, state, what) or not _shows(state, versions, names):
+            continue  # not what this process would take: other settings, a later version
         pieces = render(conn, state)
         rendered = "".join(pieces).encode() if pieces is not None else None
         if rendered != gzip.decompress(gzipped):

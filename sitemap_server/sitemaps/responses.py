@@ -167,7 +167,7 @@ def sitemap_response(
         with cache.rendering(what):
             rendered = cache.get(key)  # made while this request waited
             if rendered is None and finished:
-                rendered = request.site.finished(state, key)
+                rendered = request.site.finished(state, what, names)
                 if rendered is not None:
                     cache.put(key, rendered)
             if rendered is None:

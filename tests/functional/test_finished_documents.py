@@ -98,6 +98,48 @@ def test_a_process_serves_the_stored_bytes(site, clean_database):
     assert gzip.decompress(site.get("/post-sitemap.xml.gz", status=200).body) == marked
 
 
+def mark(engine: Any, name: str, **values: Any) -> bytes:
+    """Change the stored bytes of ``name`` (and any other column) behind the processes'
+    backs: a comment no rendering has. Returns the marked bytes."""
+    marked = stored(engine)[name] + b"<!-- from finished_documents -->"
+    with Session(engine) as session:
+        session.execute(
+            update(FinishedDocument)
+            .where(FinishedDocument.name == name)
+            .values(gzipped=gzip.compress(marked), size=len(marked), **values)
+        )
+        session.commit()
+    return marked
+
+
+def test_a_page_an_edit_did_not_change_is_still_served_from_its_row(site, clean_database):
+    """An edit on page 2 makes a new version of the sitemap; page 3's row, stored at the
+    version before, is what page 3 shows at the new one too."""
+    site.patch_json("/api/posts/8", {"title": "Eight"}, status=200)  # on page 3
+    apply_changes(site)
+    marked = mark(clean_database, "post-sitemap3")
+    before = site.get("/post-sitemap3.xml", status=200).headers["ETag"]
+    site.patch_json("/api/posts/5", {"slug": "five"}, status=200)  # on page 2
+    apply_changes(site)
+    assert "post-sitemap3" in stored(clean_database)
+    assert served(site, "/post-sitemap3.xml") == marked
+    assert site.get("/post-sitemap3.xml", status=200).headers["ETag"] != before
+    # The edited page's row was replaced: what it serves is new.
+    assert b"/five/" in stored(clean_database)["post-sitemap2"]
+    assert b"/five/" in served(site, "/post-sitemap2.xml")
+
+
+def test_a_row_newer_than_the_version_a_request_read_is_not_served(site, clean_database):
+    site.patch_json("/api/posts/8", {"title": "Eight"}, status=200)
+    apply_changes(site)
+    marked = mark(clean_database, "post-sitemap3", versions={"post": 10**9})
+    body = served(site, "/post-sitemap3.xml")
+    assert body != marked and b"post-8/" in body
+    # Nor one that shows other sitemaps than the document does.
+    mark(clean_database, "post-sitemap3", versions={"page": 0})
+    assert served(site, "/post-sitemap3.xml") != marked
+
+
 def test_a_process_that_renders_otherwise_does_not_take_them(site, app_for, clean_database):
     site.patch_json("/api/posts/1", {"title": "One"}, status=200)
     apply_changes(site)
@@ -155,6 +197,21 @@ def test_off_nothing_is_stored_or_read(app_for, clean_database):
     new_post(app, 1)
     apply_changes(app)
     assert stored(clean_database) == {}
+
+
+def test_a_maintainer_that_does_not_store_them_drops_those_another_stored(
+    site, app_for, clean_database
+):
+    """Two ini files that disagree: rows the one stored must not outlive a change the
+    other applied."""
+    site.patch_json("/api/posts/8", {"title": "Eight"}, status=200)
+    apply_changes(site)
+    assert "post-sitemap3" in stored(clean_database)
+    other = app_for(signed_in=True, **{"sitemap_server.finished_documents": "false"})
+    other.patch_json("/api/posts/8", {"slug": "eight"}, status=200)
+    apply_changes(other)
+    assert stored(clean_database) == {}
+    assert b"/eight/" in served(site, "/post-sitemap3.xml")
 
 
 def test_auto_is_on_for_postgresql_only(app_for, clean_database):
