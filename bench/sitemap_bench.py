@@ -11,8 +11,10 @@ connections:
 
 - "first": the first request for a document after a write through the admin API has been
   applied by the worker (new content version: nothing cached, nothing waiting), repeated
-  and reported as p50/p95: the worker stored the finished document; "rendered": the same,
-  every other time, with the finished documents deleted first (the process renders);
+  and reported as p50/p95: the server reads the finished document (on PostgreSQL; the
+  worker stores every document before the measures begin); "rendered": the first request
+  of the same version at a second server with ``finished_documents = false``, which
+  renders it from its fragments (the two asked in turn);
 - "warm": the same document again and again (cached, never stale: the version is read
   from the database on every request), p50/p95 over one keep-alive connection, and
   requests/s with wrk over 4 keep-alive connections (with its median latency);
@@ -359,10 +361,26 @@ def main() -> None:
             stdout=subprocess.DEVNULL,
             stderr=(directory / "server.log").open("w"),
         )
+        # Beside it, one that never reads the finished documents (as on SQLite): what
+        # the first request of a new version costs when the process renders it.
+        other_port = free_port()
+        other_ini = write_ini(
+            directory,
+            url,
+            other_port,
+            args.plugins or args.videos > 0 or args.news > 0,
+            worker + "sitemap_server.finished_documents = false\n",
+        )
+        renderer = subprocess.Popen(
+            [BIN / "pserve", str(other_ini)],
+            stdout=subprocess.DEVNULL,
+            stderr=(directory / "renderer.log").open("w"),
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             session = requests.Session()
             wait_until_up(base, server)
+            wait_until_up(f"http://127.0.0.1:{other_port}", renderer)
             # The first request the process answers, and the next ones (each a new
             # document, so none is cached): what a crawler meets after a restart.
             cold = []
@@ -399,6 +417,21 @@ def main() -> None:
                     targets[f"video page {full_videos} (last full)"] = (
                         f"/video-sitemap{full_videos}.xml"
                     )
+            # The worker stores every document no change has stored yet (a site just
+            # built has none) when it has nothing to apply: measured once it has.
+            documents = 1 + index.count("<sitemap>") if args.db == "postgresql" else 0
+            database = create_engine(url)
+            started = time.perf_counter()
+            while True:
+                with database.connect() as conn:
+                    count = conn.scalar(text("SELECT count(*) FROM finished_documents"))
+                if count >= documents or time.perf_counter() - started > 600:
+                    break
+                time.sleep(0.5)
+            print(
+                f"finished documents stored by the worker: {count} of {documents} in "
+                f"{time.perf_counter() - started:.1f} s"
+            )
             api = requests.Session()
             api.headers["Authorization"] = f"Bearer {token_out}"
             # A post near the end (on the last page), with a video when there are videos:
@@ -408,10 +441,13 @@ def main() -> None:
                 step = max(1, args.posts // args.videos)
                 editable = (args.posts - 1) // step * step
             client = http.client.HTTPConnection("127.0.0.1", port)  # one keep-alive connection
+            other = http.client.HTTPConnection("127.0.0.1", other_port)
 
-            def get(path: str, **headers: str) -> http.client.HTTPResponse:
-                client.request("GET", path, headers=headers)
-                response = client.getresponse()
+            def get(
+                path: str, via: http.client.HTTPConnection = client, **headers: str
+            ) -> http.client.HTTPResponse:
+                via.request("GET", path, headers=headers)
+                response = via.getresponse()
                 response.read()
                 return response
 
@@ -429,7 +465,6 @@ def main() -> None:
                 f"{'wrk p50 p99':>14}  bytes"
             )
             writes: list[float] = []
-            database = create_engine(url)
             for name, path in targets.items():
                 first: list[float] = []
                 rendered: list[float] = []
@@ -459,18 +494,15 @@ def main() -> None:
                         base + "/api/sitemaps/status", params={"change": change}
                     ).json()["applied"]:
                         time.sleep(0.01)
-                    if n % 2:
-                        # Every other time without the finished documents the worker
-                        # stored: the process renders the page from its fragments, as
-                        # before they were stored (the same run, alternately).
-                        with database.begin() as conn:
-                            conn.execute(text("DELETE FROM finished_documents"))
-                    # On PostgreSQL the server's versions watch hears of the new version
+                    # On PostgreSQL the servers' versions watch hears of the new version
                     # about a millisecond after the commit (sitemaps/watch.py).
                     time.sleep(0.005)
-                    t0 = time.perf_counter()
-                    fresh = get(path, **{"Accept-Encoding": args.encoding})
-                    (rendered if n % 2 else first).append((time.perf_counter() - t0) * 1000)
+                    # The first request of the new version at each server, in turn first.
+                    for via in (client, other) if n % 2 else (other, client):
+                        t0 = time.perf_counter()
+                        fresh = get(path, via, **{"Accept-Encoding": args.encoding})
+                        spent = (time.perf_counter() - t0) * 1000
+                        (first if via is client else rendered).append(spent)
                     etag = fresh.headers["ETag"]
                     assert etag not in etags, f"{path}: {etag} again, not a new version"
                     etags.add(etag)
@@ -493,7 +525,7 @@ def main() -> None:
             )
             print(f"server RSS at the end: {memory(server.pid)}")
         finally:
-            for process in (server, maintainer):
+            for process in (server, renderer, maintainer):
                 process.terminate()
                 try:
                     process.wait(timeout=10)

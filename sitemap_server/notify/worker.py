@@ -10,6 +10,9 @@ Every ``maintainer.poll_seconds`` (0.1 s; 0.5 s on SQLite) it applies the change
 2. once a burst of changes has gone quiet, turns it into notifications (``coalesce``);
 3. claims due notifications one at a time and sends each outside any transaction.
 
+With nothing to apply, it stores the finished documents that have none for the versions
+now (``finish``; ``sitemaps/finished.py``), a moment at a time.
+
 A claim is a lease: ``lease_until`` and ``claimed_by`` are set in a short transaction
 (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent workers skip each other's rows;
 SQLite has one writer at a time anyway). A worker killed mid-send holds nothing: its
@@ -35,7 +38,7 @@ from pyramid.config import Configurator
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
-from ..models import SITE_KEY, Notification, NotificationAttempt
+from ..models import SITE_KEY, Notification, NotificationAttempt, SitemapVersion
 from ..models.meta import utcnow
 from ..models.notifications import CANCELLED, FAILED, PENDING, SENT
 from ..models.site import effective_site_url, get_settings
@@ -51,6 +54,12 @@ if TYPE_CHECKING:
     from ..site import Site
 
 log = logging.getLogger(__name__)
+
+# Every sitemap's version: whether anything changed since the worker last found every
+# finished document stored.
+VERSION_NUMBERS = select(SitemapVersion.provider, SitemapVersion.version).order_by(
+    SitemapVersion.provider
+)
 
 MAX_BACKOFF = timedelta(hours=6)
 PRUNE_EVERY = timedelta(hours=1)
@@ -114,6 +123,8 @@ class Worker:
         self.presence = Presence(site.database)
         # The database was unavailable at the last pass (logged once, and once when back).
         self.outage: str | None = None
+        # The versions at which no finished document was left to store (``finish``).
+        self._finished_at: Any = None
 
     @property
     def http(self) -> requests.Session:
@@ -179,8 +190,8 @@ class Worker:
                 if time.monotonic() >= next_pass:
                     next_pass = time.monotonic() + self.config.poll_seconds
                     self.run_once()
-                else:
-                    self.maintain()  # and the purges of each batch, as it is applied
+                elif self.maintain() == 0:  # and the purges of each batch, as it is applied
+                    self.finish()
             except Exception as error:
                 self._failed(error)
             else:
@@ -190,6 +201,21 @@ class Worker:
             stop.wait(min(self.apply_poll_seconds, self.config.poll_seconds))
         self.presence.release()
         log.info("worker %s stopped", self.name)
+
+    def finish(self) -> int:
+        """With nothing to apply: store finished documents that have no row for the
+        versions now (``Engine.finish``), a moment at a time, until none is left; looked
+        for again when the versions have changed. How many it stored."""
+        if not self.site.finishes_documents:
+            return 0
+        with self.site.reader.versions_engine.connect() as conn:
+            versions = conn.execute(VERSION_NUMBERS).all()
+        if versions == self._finished_at:
+            return 0
+        stored = self.site.engine.finish()
+        if stored == 0:
+            self._finished_at = versions
+        return stored or 0
 
     def _failed(self, error: Exception) -> None:
         """A pass failed: an outage is logged once (and once when it ends), in one line;

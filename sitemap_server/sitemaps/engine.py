@@ -10,7 +10,7 @@ method (one idea each); this is the list of what can be done, and the one door t
   something else that changed (a plugin's own settings);
 - the maintainer: ``apply`` the change log, ``apply_some`` of it (a request that found
   changes waiting too long), ``catch_up`` with time (scheduled posts going live),
-  ``rebuild`` everything;
+  ``rebuild`` everything; ``finish`` the documents left to render on request;
 - answers: ``providers`` (the sitemaps there are), ``check`` (stored against a rebuild),
   ``explain_url`` / ``explain_object`` (why a URL is listed or not).
 """
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.orm import Session
 
 from ..models import site_of
-from . import changes, check, explain, maintenance
+from . import changes, check, explain, finished, maintenance
 
 if TYPE_CHECKING:
     from ..site import Site
@@ -68,6 +68,11 @@ class Engine:
         sitemaps never built; whether anything was done (``maintenance.catch_up``).
         Without ``wait``, nothing while a maintainer is at work."""
         return maintenance.catch_up(session, wait=wait)
+
+    def finish(self) -> int | None:
+        """Store, for a moment, finished documents that have no row for the versions now
+        (``finished.fill``): how many, or None while another maintainer is at work."""
+        return finished.fill(self.site)
 
     def rebuild(self, session: Session) -> list[str]:
         """Rebuild every sitemap from the content (``maintenance.rebuild``); what could

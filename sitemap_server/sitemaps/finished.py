@@ -22,6 +22,9 @@ rendered that version reads the row instead: one indexed read of a blob.
   what the document shows at any later version, until the next row: an edit on one page
   of a sitemap makes a new version of the sitemap, and every other page is still served
   from its row. A request that read an older version than the row's renders for itself.
+- What no change stored (every document after a sitemap was rebuilt whole or a change of
+  every document, and on a site built and not changed since) the worker stores when it
+  has nothing to apply (``fill``), a moment at a time under the maintainer's lock.
 - A maintainer that does not store them (``finished_documents`` off in its ini file)
   drops them all, so that none is left behind a change.
 - The XML and its gzip file are stored (one gzipped body); the text form, the pages for
@@ -33,6 +36,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, delete, insert, select
@@ -46,18 +50,32 @@ from ..documents import (
     INDEX_TAG,
     PAGE_DOCUMENT,
     index_name,
+    sitemap_name,
 )
 from ..hookspecs import hookimpl
 from ..models import FinishedDocument
 from .failures import OUTAGE
+from .maintenance import MAINTAINER, try_lock
 from .reader import ReadState
 from .responses import Render, Rendered, document_etag, pack
-from .views import index_document, index_names, index_renderer, page_document, page_renderer
+from .views import (
+    index_document,
+    index_names,
+    index_parts,
+    index_renderer,
+    page_document,
+    page_renderer,
+    text_pages,
+)
 
 if TYPE_CHECKING:
     from ..site import Site
 
 log = logging.getLogger(__name__)
+
+# How long one ``fill`` renders and stores at most: the maintainer's lock is held
+# meanwhile, so a change that comes waits at most about this long more to be applied.
+FILL_SECONDS = 0.05
 
 
 # A stored document, by its digest: built once (building costs more than running it).
@@ -198,6 +216,53 @@ def _store(
         ],
     )
     return True
+
+
+def fill(site: Site, seconds: float = FILL_SECONDS) -> int | None:
+    """Store documents that have no row for the versions now (after a sitemap was rebuilt
+    whole, or a change of every document, or on a site never changed since it was built)
+    for about ``seconds``, in one transaction under the maintainer's lock, so no pass
+    changes them meanwhile: how many were stored, or None when another maintainer is at
+    work. The worker calls it when it has nothing to apply (``Worker.run``)."""
+    if not site.finishes_documents:
+        return 0
+    deadline = time.monotonic() + seconds
+    stored = 0
+    with site.sessions.begin() as session:
+        if not try_lock(session, MAINTAINER, wait=False):
+            return None
+        conn = session.connection()
+        state = site.reader.state(conn)
+        if state.site.private:
+            return 0
+        for name in missing(conn, site, state):
+            made = _rendering(site, state, name)
+            if made is not None:
+                what, names, render = made
+                page_of = None if INDEX_DOCUMENT.fullmatch(name) else names[0]
+                stored += _store(conn, site, state, name, what, names, render, page_of)
+            if time.monotonic() >= deadline:
+                break
+    return stored
+
+
+def missing(conn: Connection, site: Site, state: ReadState) -> list[str]:
+    """The documents (index parts, then pages) with no row this process would serve as
+    of ``state``."""
+    names = index_names(state.site)
+    documents = [index_name(part) for part in range(1, index_parts(conn, names) + 1)]
+    documents += [sitemap_name(provider, page) for provider, page in text_pages(conn, names)]
+    stored = dict(conn.execute(select(FinishedDocument.key, FinishedDocument.versions)).all())
+    found = []
+    for name in documents:
+        made = _rendering(site, state, name)
+        if made is None:
+            continue
+        what, shown, _render = made
+        versions = stored.get(digest(site, state, what))
+        if versions is None or not _shows(state, versions, shown):
+            found.append(name)
+    return found
 
 
 def differing(session: Session, site: Site) -> list[str]:

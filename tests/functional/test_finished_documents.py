@@ -6,15 +6,19 @@ serves the stored bytes, which are the bytes it would have rendered.
 from __future__ import annotations
 
 import gzip
+import re
+import threading
 from typing import Any
 
 import pytest
 from pyramid.request import Request
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from sitemap_server.app import site_of_app
 from sitemap_server.models import FinishedDocument
 from sitemap_server.testing import apply_changes, forget_rendered
+from sitemap_server.testing.servers import wait_until
 
 JAN = "2024-01-10T12:00:00+00:00"
 # On whatever the database (by default only on PostgreSQL).
@@ -55,10 +59,23 @@ def served(app: Any, path: str) -> bytes:
     return gzip.decompress(response.body)
 
 
-def test_a_post_edit_stores_the_pages_that_list_it_and_the_index(site, clean_database):
-    with Session(clean_database) as session:
+def drop_all(engine: Any) -> None:
+    with Session(engine) as session:
         session.execute(FinishedDocument.__table__.delete())
         session.commit()
+
+
+def served_as_stored(app: Any, engine: Any, found: dict[str, bytes]) -> None:
+    """Each of ``found`` is served as stored, and rendered with no row the same."""
+    for name, body in found.items():
+        assert served(app, f"/{name}.xml") == body
+    drop_all(engine)  # rendered here, not read: the same bytes
+    for name, body in found.items():
+        assert served(app, f"/{name}.xml") == body
+
+
+def test_a_post_edit_stores_the_pages_that_list_it_and_the_index(site, clean_database):
+    drop_all(clean_database)
     site.patch_json("/api/posts/5", {"title": "Five"}, status=200)  # on page 2
     apply_changes(site)
     found = stored(clean_database)
@@ -67,13 +84,7 @@ def test_a_post_edit_stores_the_pages_that_list_it_and_the_index(site, clean_dat
     # it is loaded, lists the post too.)
     posts = {name for name in found if not name.startswith("news-")}
     assert posts == {"post-sitemap", "post-sitemap2", "sitemap_index"}, set(found)
-    for name, body in found.items():
-        assert served(site, f"/{name}.xml") == body
-    with Session(clean_database) as session:  # rendered here, not read: the same bytes
-        session.execute(FinishedDocument.__table__.delete())
-        session.commit()
-    for name, body in found.items():
-        assert served(site, f"/{name}.xml") == body
+    served_as_stored(site, clean_database, found)
 
 
 def test_a_process_serves_the_stored_bytes(site, clean_database):
@@ -220,3 +231,72 @@ def test_auto_is_on_for_postgresql_only(app_for, clean_database):
     app = app_for()
     postgresql = clean_database.dialect.name == "postgresql"
     assert site_of_app(app).finishes_documents is postgresql
+
+
+def documents_of(app: Any) -> set[str]:
+    """Every document of the site's index, by name."""
+    index = app.get("/sitemap_index.xml", status=200).text
+    return {"sitemap_index"} | set(re.findall(r"/([a-z_-]+-sitemap\d*)\.xml</loc>", index))
+
+
+def test_the_documents_no_change_stored_are_stored_a_moment_at_a_time(site, clean_database):
+    """A sitemap rebuilt whole, a change of every document or a site built and never
+    changed has no rows: the engine stores them (the worker, when it has nothing to
+    apply), and then has nothing left to store."""
+    drop_all(clean_database)
+    engine = site_of_app(site).engine
+    while engine.finish():
+        pass
+    found = stored(clean_database)
+    assert set(found) == documents_of(site) and len(found) > 4
+    assert engine.finish() == 0
+    served_as_stored(site, clean_database, found)
+
+
+def test_the_worker_stores_them_when_it_has_nothing_to_apply(site, clean_database):
+    from sitemap_server.notify.worker import Worker
+
+    worker = Worker(site_of_app(site))
+    site.patch_json("/api/settings", {"title": "Another name"}, status=200)
+    assert worker.maintain() > 0
+    assert stored(clean_database) == {}  # a change of every document stores none
+    while worker.finish():
+        pass
+    assert set(stored(clean_database)) == documents_of(site)
+    assert b"Another name" in stored(clean_database)["post-sitemap"]
+    # Until a version changes, it does not look again (a row gone behind its back,
+    # which no maintainer does, stays gone).
+    with Session(clean_database) as session:
+        session.execute(delete(FinishedDocument).where(FinishedDocument.name == "post-sitemap3"))
+        session.commit()
+    assert worker.finish() == 0
+    assert "post-sitemap3" not in stored(clean_database)
+    site.patch_json("/api/posts/1", {"slug": "one"}, status=200)
+    assert worker.maintain() > 0
+    assert worker.finish() == 1
+    assert "post-sitemap3" in stored(clean_database)
+    worker.close()
+
+
+def test_a_running_worker_stores_them(site, clean_database):
+    from sitemap_server.notify.worker import Worker
+
+    drop_all(clean_database)
+    worker = Worker(site_of_app(site), apply_poll_seconds=0.01)
+    stop = threading.Event()
+    running = threading.Thread(target=worker.run, args=(stop,))
+    running.start()
+    try:
+        wanted = documents_of(site)
+        wait_until(lambda: set(stored(clean_database)) == wanted, "every document stored")
+    finally:
+        stop.set()
+        running.join()
+        worker.close()
+
+
+def test_a_private_site_stores_none_a_moment_at_a_time_either(site, clean_database):
+    site.patch_json("/api/settings", {"private": True}, status=200)
+    apply_changes(site)
+    assert site_of_app(site).engine.finish() == 0
+    assert stored(clean_database) == {}
