@@ -37,6 +37,8 @@ import gzip
 import hashlib
 import logging
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, delete, insert, select
@@ -57,7 +59,9 @@ from ..models import FinishedDocument
 from .failures import OUTAGE
 from .maintenance import MAINTAINER, try_lock
 from .reader import ReadState
+from .rendering import SITE_MARK
 from .responses import Render, Rendered, document_etag, pack
+from .touched import REPLACED
 from .views import (
     index_document,
     index_names,
@@ -67,6 +71,7 @@ from .views import (
     page_renderer,
     text_pages,
 )
+from .xml import xml_text
 
 if TYPE_CHECKING:
     from ..site import Site
@@ -151,6 +156,7 @@ def _store_changed(session: Session, tags: list[str], site: Site) -> None:
     if state.site.private:
         session.execute(delete(FinishedDocument))
         return
+    replaced = session.info.get(REPLACED) or {}
     for tag in tags:
         if tag == INDEX_TAG:
             _store_index(conn, site, state)
@@ -159,15 +165,14 @@ def _store_changed(session: Session, tags: list[str], site: Site) -> None:
         if not (tag.startswith("doc:") and PAGE_DOCUMENT.fullmatch(document)):
             continue
         made = _rendering(site, state, document)
-        if made is not None:
-            what, names, render = made
-            _store(conn, site, state, document, what, names, render, names[0])
+        if made is not None and not _edited(conn, site, state, made, replaced.get(made.provider)):
+            _store(conn, site, state, made)
 
 
 def _store_index(conn: Connection, site: Site, state: ReadState) -> None:
     """Every part of the index (there is one below 50,000 sitemap pages)."""
     part = 1
-    while _store(conn, site, state, index_name(part), *_index_rendering(site, state, part)):
+    while _store(conn, site, state, _index_rendering(site, state, part)):
         part += 1
     # A part that is no more.
     conn.execute(
@@ -178,36 +183,67 @@ def _store_index(conn: Connection, site: Site, state: ReadState) -> None:
     )
 
 
-def _store(
+def _edited(
     conn: Connection,
     site: Site,
     state: ReadState,
-    name: str,
-    what: tuple[Any, ...],
-    names: list[str],
-    render: Render,
-    provider: str | None = None,
+    made: Document,
+    replaced: dict[str, str] | None,
 ) -> bool:
-    """Render the document ``name`` (named ``what`` for the caches) as of ``state`` and
-    store it in place of its rows: whether it exists."""
-    conn.execute(delete(FinishedDocument).where(FinishedDocument.name == name))
-    pieces = render(conn, state)
-    if pieces is None:
+    """Store the page ``made`` as its row held it before this pass, each of its fragments
+    that the pass replaced in place (``touched.replaced``) replaced in it: whether it
+    could. It can when the row was what the page showed (no pass since replaced it, the
+    same settings) and holds each old fragment it has once: a fragment names its URL,
+    which no other entry of the sitemap has. Decompressing, replacing and compressing
+    costs a fraction of reading the page's entries and rendering them."""
+    if not replaced:
         return False
-    versions = state.version_of(*names)
-    rendered = pack(
-        (piece.encode("utf-8") for piece in pieces),
-        document_etag(what, versions),
-        state.changed_at(*names),
-    )
+    row = conn.execute(STORED, {"key": digest(site, state, made.what)}).first()
+    if row is None or not _shows(state, row.versions, made.shows):
+        return False
+    site_url = xml_text(state.site.site_url)
+    body = gzip.decompress(row.gzipped)
+    edited = 0
+    for old, new in replaced.items():
+        before = old.replace(SITE_MARK, site_url).encode()
+        found = body.count(before)
+        if found > 1:
+            return False
+        if found:
+            body = body.replace(before, new.replace(SITE_MARK, site_url).encode())
+            edited += 1
+    if not edited:
+        return False
+    _put(conn, site, state, made, [body])
+    return True
+
+
+def _store(conn: Connection, site: Site, state: ReadState, made: Document) -> bool:
+    """Render the document ``made`` as of ``state`` and store it in place of its rows:
+    whether it exists."""
+    pieces = made.render(conn, state)
+    if pieces is None:
+        conn.execute(delete(FinishedDocument).where(FinishedDocument.name == made.name))
+        return False
+    _put(conn, site, state, made, (piece.encode() for piece in pieces))
+    return True
+
+
+def _put(
+    conn: Connection, site: Site, state: ReadState, made: Document, pieces: Iterable[bytes]
+) -> None:
+    """Store ``pieces``, the XML of the document ``made``, in place of its rows."""
+    versions = state.version_of(*made.shows)
+    rendered = pack(pieces, document_etag(made.what, versions), state.changed_at(*made.shows))
+    conn.execute(delete(FinishedDocument).where(FinishedDocument.name == made.name))
     conn.execute(
         insert(FinishedDocument),
         [
             {
-                "key": digest(site, state, what),
-                "versions": {name: state.versions.get(name, (0,))[0] for name in names},
-                "name": name,
-                "provider": provider,
+                "key": digest(site, state, made.what),
+                "versions": {name: state.versions.get(name, (0,))[0] for name in made.shows},
+                "name": made.name,
+                "provider": made.provider,
                 "etag": rendered.etag,
                 "last_modified": rendered.last_modified,
                 "size": rendered.size,
@@ -215,7 +251,6 @@ def _store(
             }
         ],
     )
-    return True
 
 
 def fill(site: Site, seconds: float = FILL_SECONDS) -> int | None:
@@ -238,9 +273,7 @@ def fill(site: Site, seconds: float = FILL_SECONDS) -> int | None:
         for name in missing(conn, site, state):
             made = _rendering(site, state, name)
             if made is not None:
-                what, names, render = made
-                page_of = None if INDEX_DOCUMENT.fullmatch(name) else names[0]
-                stored += _store(conn, site, state, name, what, names, render, page_of)
+                stored += _store(conn, site, state, made)
             if time.monotonic() >= deadline:
                 break
     return stored
@@ -258,9 +291,8 @@ def missing(conn: Connection, site: Site, state: ReadState) -> list[str]:
         made = _rendering(site, state, name)
         if made is None:
             continue
-        what, shown, _render = made
-        versions = stored.get(digest(site, state, what))
-        if versions is None or not _shows(state, versions, shown):
+        versions = stored.get(digest(site, state, made.what))
+        if versions is None or not _shows(state, versions, made.shows):
             found.append(name)
     return found
 
@@ -283,29 +315,38 @@ def differing(session: Session, site: Site) -> list[str]:
         made = _rendering(site, state, name)
         if made is None:
             continue
-        what, names, render = made
-        if key != digest(site, state, what) or not _shows(state, versions, names):
+        if key != digest(site, state, made.what) or not _shows(state, versions, made.shows):
             continue  # not what this process would take: other settings, a later version
-        pieces = render(conn, state)
+        pieces = made.render(conn, state)
         rendered = "".join(pieces).encode() if pieces is not None else None
         if rendered != gzip.decompress(gzipped):
             found.append(name)
     return sorted(found)
 
 
-def _index_rendering(
-    site: Site, state: ReadState, part: int
-) -> tuple[tuple[Any, ...], list[str], Render]:
-    """What names part ``part`` of the index, the sitemaps it shows and how to render it."""
+@dataclass(frozen=True)
+class Document:
+    """A document as the maintainer stores it: its ``name``, what names it for the caches
+    (``what``, its ETag's start), the sitemaps whose versions it ``shows``, how to
+    ``render`` it, and the sitemap it is a page of (None: the index)."""
+
+    name: str
+    what: tuple[Any, ...]
+    shows: list[str]
+    render: Render
+    provider: str | None
+
+
+def _index_rendering(site: Site, state: ReadState, part: int) -> Document:
+    """Part ``part`` of the index."""
     names = index_names(state.site)
-    return index_document(site, part), names, index_renderer(site, names, part)
+    return Document(
+        index_name(part), index_document(site, part), names, index_renderer(site, names, part), None
+    )
 
 
-def _rendering(
-    site: Site, state: ReadState, name: str
-) -> tuple[tuple[Any, ...], list[str], Render] | None:
-    """What names the document ``name`` for the caches, the providers it shows and how
-    to render it; None for a document that no longer has a sitemap."""
+def _rendering(site: Site, state: ReadState, name: str) -> Document | None:
+    """The document ``name``; None for a page of a sitemap that is no more."""
     if INDEX_DOCUMENT.fullmatch(name):
         return _index_rendering(site, state, int(name.removeprefix(INDEX) or 1))
     provider_name, _, number = name.rpartition("-sitemap")
@@ -313,8 +354,10 @@ def _rendering(
     if provider is None:
         return None
     page = int(number or 1)
-    return (
+    return Document(
+        name,
         page_document(site, provider_name, page),
         [provider_name],
         page_renderer(site, provider, page),
+        provider_name,
     )

@@ -293,6 +293,7 @@ def update_all(
     except Exception:
         # Undone: what was reported and stored meanwhile is found again, one by one.
         ctx.memo.pop(CHANGED, None)
+        touched.unknown(ctx)
         del ctx.failures[failures:]
         stored.clear()
         stored.update(dues)
@@ -325,6 +326,7 @@ def contained_update(
         raise
     except Exception as error:
         ctx.memo.pop(CHANGED, None)
+        touched.unknown(ctx)
         newest.forget(ctx)  # what it noted of its posts' dates was undone
         if keys is None or len(keys) == 1:
             what = (

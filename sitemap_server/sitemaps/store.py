@@ -49,6 +49,8 @@ _OF_KEYS = (
     _ENTRIES.c.key.in_(bindparam("keys", expanding=True)),
 )
 STORED_OF_KEYS = STORED.where(*_OF_KEYS)
+# The same with each entry's fragment last: what finished documents are edited with.
+STORED_WITH_XML_OF_KEYS = STORED.add_columns(_ENTRIES.c.xml).where(*_OF_KEYS)
 STORED_OF_PROVIDER = STORED.where(_ENTRIES.c.provider == bindparam("provider"))
 # A provider's stored entries, counted up to one more than a rebuild compares.
 COUNT_UP_TO_COMPARED = select(func.count()).select_from(
@@ -87,9 +89,17 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         return
     session = ctx.session
     before: Stored = {}
+    # The stored fragments too, when finished documents are edited with them.
+    fragments: dict[tuple[int, int], str] | None = {} if ctx.site.finishes_documents else None
     for batch in chunks(sorted(keys)):
-        rows = session.execute(STORED_OF_KEYS, {"provider": provider.name, "keys": batch})
-        before.update({(r.key, r.part): StoredEntry._make(r) for r in rows})
+        parameters = {"provider": provider.name, "keys": batch}
+        if fragments is None:
+            rows = session.execute(STORED_OF_KEYS, parameters)
+            before.update({(r.key, r.part): StoredEntry._make(r) for r in rows})
+            continue
+        for row in session.execute(STORED_WITH_XML_OF_KEYS, parameters):
+            before[row.key, row.part] = StoredEntry._make(row[:-1])
+            fragments[row.key, row.part] = row.xml
     newest.note_stored(ctx, provider.name, before)  # authors and terms start from them
     content_keys = {k for k in keys if k != 0}
     # Rendered before they are compared: an entry that cannot be rendered is not stored.
@@ -127,6 +137,8 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         resized = {k for k in after if _sized(after[k]) != _sized(before[k])}
         overfull = overfull_pages(ctx, provider.name, {key for key, _ in resized})
         recut_from = overfull[0].first_key if overfull else None
+    if fragments is not None:
+        _note_replaced(ctx, provider, before, candidates, fragments, recut_from is None)
     if recut_from is not None:
         recut_pages(ctx, provider.name, from_key=recut_from)
         # The pages before the recut keep their entries, not always their dates: a new
@@ -134,6 +146,27 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         dated = [change for change in dated if change[0] < recut_from]
     refresh_page_dates(ctx, provider.name, dated)
     _touched(ctx, provider, before, after)
+
+
+def _note_replaced(
+    ctx: BuildContext,
+    provider: Provider,
+    before: Stored,
+    candidates: list[tuple[Entry, dict[str, Any]]],
+    fragments: dict[tuple[int, int], str],
+    in_place: bool,
+) -> None:
+    """Each stored fragment that changed in place with the one that replaced it; none
+    when the pages are recut (``in_place`` false)."""
+    if not in_place:
+        touched.replaced(ctx, provider.name, None)
+        return
+    replaced = {}
+    for entry, row in candidates:
+        old = fragments.get((entry.key, entry.part))
+        if old is not None and old != row["xml"]:
+            replaced[old] = row["xml"]
+    touched.replaced(ctx, provider.name, replaced)
 
 
 def _touched(ctx: BuildContext, provider: Provider, before: Stored, after: Stored) -> None:

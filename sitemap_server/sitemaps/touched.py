@@ -40,6 +40,9 @@ from .providers import BuildContext
 
 # ``BuildContext.memo``: the tags noted in this pass.
 TOUCHED = "touched"
+# ``BuildContext.memo``, then ``Session.info`` while the plugins hear the tags: each
+# sitemap's fragments that a pass replaced in place (``replaced``), or None for all.
+REPLACED = "sitemap_server.replaced_fragments"
 
 
 def note(ctx: BuildContext, *tags: str) -> None:
@@ -67,11 +70,28 @@ def index(ctx: BuildContext, robots: bool = False) -> None:
     note(ctx, INDEX_TAG, *([ROBOTS_TAG] if robots else []))
 
 
+def replaced(ctx: BuildContext, provider: str, fragments: dict[str, str] | None) -> None:
+    """The entries of ``provider`` that changed kept their places (no page was recut):
+    each old fragment with the one that replaced it. None: it was recut, or is not
+    known. Finished documents are then edited rather than rendered (``finished.py``); a
+    sitemap refreshed twice in one pass, or a pass undone in part, edits none."""
+    memo = ctx.memo.setdefault(REPLACED, {})
+    if memo is None:
+        return
+    memo[provider] = None if provider in memo else fragments
+
+
+def unknown(ctx: BuildContext) -> None:
+    """What was replaced is not known (part of the pass was undone)."""
+    ctx.memo[REPLACED] = None
+
+
 def record(ctx: BuildContext) -> list[str]:
     """Tell the plugins what this pass changed (nothing when nothing did): the tags noted,
     ``sitemaps`` alone when it is among them, no page of a provider that is named whole.
     Returns them."""
     tags: set[str] = ctx.memo.pop(TOUCHED, set())
+    replaced_fragments = ctx.memo.pop(REPLACED, None)
     if not tags:
         return []
     if ALL_TAG in tags:
@@ -82,7 +102,11 @@ def record(ctx: BuildContext) -> list[str]:
     if whole:
         tags = {tag for tag in tags if not _page_of(tag, whole)}
     told = sorted(tags)
-    ctx.plugins.hook.sitemap_documents_changed(session=ctx.session, tags=told, site=ctx.site)
+    ctx.session.info[REPLACED] = replaced_fragments
+    try:
+        ctx.plugins.hook.sitemap_documents_changed(session=ctx.session, tags=told, site=ctx.site)
+    finally:
+        ctx.session.info.pop(REPLACED, None)
     return told
 
 

@@ -140,6 +140,35 @@ def test_a_page_an_edit_did_not_change_is_still_served_from_its_row(site, clean_
     assert b"/five/" in served(site, "/post-sitemap2.xml")
 
 
+def test_an_entry_changed_in_place_is_replaced_in_the_stored_page(site, clean_database):
+    """The maintainer edits the row it stored before (proved by a mark no rendering has,
+    which stays) instead of rendering the page again; the edit is what a rendering
+    gives."""
+    site.patch_json("/api/posts/5", {"slug": "five"}, status=200)  # on page 2
+    apply_changes(site)
+    marked = mark(clean_database, "post-sitemap2")
+    assert b"/five/" in marked
+    site.patch_json("/api/posts/5", {"slug": "five-again"}, status=200)
+    apply_changes(site)
+    edited = stored(clean_database)["post-sitemap2"]
+    assert edited.endswith(b"<!-- from finished_documents -->")
+    assert b"/five-again/" in edited and b"/five/" not in edited
+    unmarked = edited.removesuffix(b"<!-- from finished_documents -->")
+    drop_all(clean_database)
+    assert served(site, "/post-sitemap2.xml") == unmarked
+
+
+def test_a_recut_renders_the_pages_again(site, clean_database):
+    site.patch_json("/api/posts/5", {"slug": "five"}, status=200)
+    apply_changes(site)
+    mark(clean_database, "post-sitemap2")
+    site.delete("/api/posts/4", status=204)  # on page 2: every page from it is recut
+    apply_changes(site)
+    body = stored(clean_database)["post-sitemap2"]
+    assert b"finished_documents" not in body and b"/post-4/" not in body
+    assert served(site, "/post-sitemap2.xml") == body
+
+
 def test_a_row_newer_than_the_version_a_request_read_is_not_served(site, clean_database):
     site.patch_json("/api/posts/8", {"title": "Eight"}, status=200)
     apply_changes(site)
