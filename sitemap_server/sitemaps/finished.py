@@ -41,9 +41,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy import and_, bindparam, delete, insert, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
+from sqlalchemy.sql import ColumnElement
 
 from ..documents import (
     ALL_TAG,
@@ -156,50 +157,106 @@ def _store_changed(session: Session, tags: list[str], site: Site) -> None:
     if state.site.private:
         session.execute(delete(FinishedDocument))
         return
+    writes = Writes(site, state)
+    pages = [
+        made
+        for tag in tags
+        if tag.startswith("doc:") and PAGE_DOCUMENT.fullmatch(tag.removeprefix("doc:"))
+        if (made := _rendering(site, state, tag.removeprefix("doc:"))) is not None
+    ]
     replaced = session.info.get(REPLACED) or {}
-    for tag in tags:
-        if tag == INDEX_TAG:
-            _store_index(conn, site, state)
-            continue
-        document = tag.removeprefix("doc:")
-        if not (tag.startswith("doc:") and PAGE_DOCUMENT.fullmatch(document)):
-            continue
-        made = _rendering(site, state, document)
-        if made is not None and not _edited(conn, site, state, made, replaced.get(made.provider)):
-            _store(conn, site, state, made)
+    edited = [made for made in pages if replaced.get(made.provider)]
+    before = _rows(conn, [made.name for made in edited])
+    for made in pages:
+        row = before.get(made.name)
+        if row is None or not _edited(writes, row, made, replaced[made.provider]):
+            _store(writes, conn, made)
+    if INDEX_TAG in tags:
+        _store_index(writes, conn)
+    writes.write(conn)
 
 
-def _store_index(conn: Connection, site: Site, state: ReadState) -> None:
-    """Every part of the index (there is one below 50,000 sitemap pages)."""
-    part = 1
-    while _store(conn, site, state, _index_rendering(site, state, part)):
-        part += 1
-    # A part that is no more.
-    conn.execute(
-        delete(FinishedDocument).where(
-            FinishedDocument.name.like("sitemap_index%"),
-            FinishedDocument.name.not_in([index_name(n) for n in range(1, part)]),
-        )
+def _rows(conn: Connection, names: list[str]) -> dict[str, Any]:
+    """The stored rows of the documents ``names``, by name."""
+    if not names:
+        return {}
+    rows = conn.execute(
+        select(
+            FinishedDocument.name,
+            FinishedDocument.key,
+            FinishedDocument.versions,
+            FinishedDocument.gzipped,
+        ).where(FinishedDocument.name.in_(names))
     )
+    return {row.name: row for row in rows}
 
 
-def _edited(
-    conn: Connection,
-    site: Site,
-    state: ReadState,
-    made: Document,
-    replaced: dict[str, str] | None,
-) -> bool:
-    """Store the page ``made`` as its row held it before this pass, each of its fragments
-    that the pass replaced in place (``touched.replaced``) replaced in it: whether it
-    could. It can when the row was what the page showed (no pass since replaced it, the
-    same settings) and holds each old fragment it has once: a fragment names its URL,
-    which no other entry of the sitemap has. Decompressing, replacing and compressing
-    costs a fraction of reading the page's entries and rendering them."""
-    if not replaced:
+def _store_index(writes: Writes, conn: Connection) -> None:
+    """Every part of the index (there is one below 50,000 sitemap pages), and none past
+    the last."""
+    part = 1
+    while _store(writes, conn, _index_rendering(writes.site, writes.state, part)):
+        part += 1
+    writes.past_index = part
+
+
+class Writes:
+    """What a pass (or ``fill``) stores, written at once: the rows of every document it
+    stores or finds gone deleted, and the new ones inserted, two statements however
+    many."""
+
+    def __init__(self, site: Site, state: ReadState) -> None:
+        self.site = site
+        self.state = state
+        self.gone: set[str] = set()
+        self.rows: list[dict[str, Any]] = []
+        # The first part of the index past its last, when it was stored.
+        self.past_index: int | None = None
+
+    def put(self, made: Document, pieces: Iterable[bytes]) -> None:
+        """``pieces``, the XML of the document ``made``, in place of its rows."""
+        state = self.state
+        versions = state.version_of(*made.shows)
+        rendered = pack(pieces, document_etag(made.what, versions), state.changed_at(*made.shows))
+        self.gone.add(made.name)
+        self.rows.append(
+            {
+                "key": digest(self.site, state, made.what),
+                "versions": {name: state.versions.get(name, (0,))[0] for name in made.shows},
+                "name": made.name,
+                "provider": made.provider,
+                "etag": rendered.etag,
+                "last_modified": rendered.last_modified,
+                "size": rendered.size,
+                "gzipped": rendered.gzipped,
+            }
+        )
+
+    def write(self, conn: Connection) -> None:
+        gone: list[ColumnElement[bool]] = []
+        if self.gone:
+            gone.append(FinishedDocument.name.in_(sorted(self.gone)))
+        if self.past_index is not None:  # and the parts of the index past its last
+            parts = [index_name(n) for n in range(1, self.past_index)]
+            name = FinishedDocument.name
+            gone.append(and_(name.like(f"{INDEX}%"), name.not_in(parts)))
+        if gone:
+            conn.execute(delete(FinishedDocument).where(or_(*gone)))
+        if self.rows:
+            conn.execute(insert(FinishedDocument), self.rows)
+
+
+def _edited(writes: Writes, row: Any, made: Document, replaced: dict[str, str]) -> bool:
+    """Store the page ``made`` as its ``row`` held it before this pass, each of its
+    fragments that the pass replaced in place (``touched.replaced``) replaced in it:
+    whether it could. It can when the row was what the page showed (no pass since
+    replaced it, the same settings) and holds each old fragment it has once: a fragment
+    names its URL, which no other entry of the sitemap has. Decompressing, replacing and
+    compressing costs a fraction of reading the page's entries and rendering them."""
+    state = writes.state
+    if row.key != digest(writes.site, state, made.what):
         return False
-    row = conn.execute(STORED, {"key": digest(site, state, made.what)}).first()
-    if row is None or not _shows(state, row.versions, made.shows):
+    if not _shows(state, row.versions, made.shows):
         return False
     site_url = xml_text(state.site.site_url)
     body = gzip.decompress(row.gzipped)
@@ -214,43 +271,19 @@ def _edited(
             edited += 1
     if not edited:
         return False
-    _put(conn, site, state, made, [body])
+    writes.put(made, [body])
     return True
 
 
-def _store(conn: Connection, site: Site, state: ReadState, made: Document) -> bool:
-    """Render the document ``made`` as of ``state`` and store it in place of its rows:
-    whether it exists."""
-    pieces = made.render(conn, state)
+def _store(writes: Writes, conn: Connection, made: Document) -> bool:
+    """Render the document ``made`` and store it in place of its rows: whether it
+    exists (its rows are dropped when not)."""
+    pieces = made.render(conn, writes.state)
     if pieces is None:
-        conn.execute(delete(FinishedDocument).where(FinishedDocument.name == made.name))
+        writes.gone.add(made.name)
         return False
-    _put(conn, site, state, made, (piece.encode() for piece in pieces))
+    writes.put(made, (piece.encode() for piece in pieces))
     return True
-
-
-def _put(
-    conn: Connection, site: Site, state: ReadState, made: Document, pieces: Iterable[bytes]
-) -> None:
-    """Store ``pieces``, the XML of the document ``made``, in place of its rows."""
-    versions = state.version_of(*made.shows)
-    rendered = pack(pieces, document_etag(made.what, versions), state.changed_at(*made.shows))
-    conn.execute(delete(FinishedDocument).where(FinishedDocument.name == made.name))
-    conn.execute(
-        insert(FinishedDocument),
-        [
-            {
-                "key": digest(site, state, made.what),
-                "versions": {name: state.versions.get(name, (0,))[0] for name in made.shows},
-                "name": made.name,
-                "provider": made.provider,
-                "etag": rendered.etag,
-                "last_modified": rendered.last_modified,
-                "size": rendered.size,
-                "gzipped": rendered.gzipped,
-            }
-        ],
-    )
 
 
 def fill(site: Site, seconds: float = FILL_SECONDS) -> int | None:
@@ -270,12 +303,14 @@ def fill(site: Site, seconds: float = FILL_SECONDS) -> int | None:
         state = site.reader.state(conn)
         if state.site.private:
             return 0
+        writes = Writes(site, state)
         for name in missing(conn, site, state):
             made = _rendering(site, state, name)
             if made is not None:
-                stored += _store(conn, site, state, made)
+                stored += _store(writes, conn, made)
             if time.monotonic() >= deadline:
                 break
+        writes.write(conn)
     return stored
 
 
