@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -89,3 +90,32 @@ class Statements:
         if self.keep:
             took = (time.perf_counter() - self.started) * 1000
             self.kept.append(f"{took:6.2f} ms  " + " ".join(statement.split())[:150])
+
+
+# wrk's units of time, in milliseconds.
+WRK_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def wrk_numbers(out: str) -> dict[str, Any]:
+    """What ``wrk --latency`` printed: requests/s, requests, p50 and p99 in ms, non-2xx
+    or 3xx answers, and its socket errors by kind (connect, read, write, timeout)."""
+
+    def latency(percent: str) -> float:
+        found = re.search(rf"^\s*{percent}%\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
+        return float(found.group(1)) * WRK_UNITS[found.group(2)] if found else float("nan")
+
+    def count(pattern: str) -> float:
+        found = re.search(pattern, out)
+        return float(found.group(1)) if found else 0.0
+
+    errors = next((line for line in out.splitlines() if "Socket errors" in line), "")
+    return {
+        "rate": count(r"Requests/sec:\s+([\d.]+)"),
+        "requests": count(r"(\d+) requests in"),
+        "p50": latency("50"),
+        "p99": latency("99"),
+        "non2xx": count(r"Non-2xx or 3xx responses:\s+(\d+)"),
+        "socket": {
+            kind: float(n) for kind, n in re.findall(r"(connect|read|write|timeout) (\d+)", errors)
+        },
+    }

@@ -49,7 +49,6 @@ import http.client
 import json
 import os
 import random
-import re
 import signal
 import statistics
 import subprocess
@@ -67,7 +66,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from common import empty_database
+from common import empty_database, wrk_numbers
 from lxml import etree
 from sitemap_bench import generate, percentile
 from sqlalchemy import create_engine, text
@@ -78,15 +77,13 @@ from sitemap_server.testing import (
     PROJECT_ROOT,
     SITEMAP_NS,
     TEST_DATABASE_ENV,
-    free_port,
     production_command,
     pserve_production,
     running,
-    server_environment,
     wait_until,
     worker_process,
 )
-from sitemap_server.testing.varnish import varnish
+from sitemap_server.testing.varnish import deployment_environment, varnish
 
 HERE = Path(__file__).resolve().parent
 SITE_URL = "http://bench.test"  # written into the documents, never contacted
@@ -329,17 +326,7 @@ def postmaster(engine: Engine) -> int:
 def deployed(args: argparse.Namespace, directory: Path) -> Iterator[Deployment]:
     loopback_only(os.environ.get(TEST_DATABASE_ENV, ""))
     url = empty_database("postgresql", directory)
-    ports: list[int] = []
-    while len(ports) < 3:  # two servers and the cache
-        port = free_port()
-        if port not in ports:
-            ports.append(port)
-    *origin_ports, cache_port = ports
-    env = server_environment(
-        SITEMAP_SERVER_DATABASE_URL=url,
-        SITEMAP_SERVER_SITE_URL=SITE_URL,
-        SITEMAP_SERVER_PURGE_VARNISH=f"http://127.0.0.1:{cache_port}",
-    )
+    origin_ports, cache_port, env = deployment_environment(url, SITE_URL)
     started = time.monotonic()
     production_command(env, "migrate")
     generate(url, args.posts, args.per_page)
@@ -439,24 +426,13 @@ def wrk(base: str, deployment: Deployment, args: argparse.Namespace) -> dict[str
         out = output.read().decode()
     if process.returncode:
         raise RuntimeError(f"wrk failed:\n{out}")
-    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-    errors = next((line for line in out.splitlines() if "Socket errors" in line), "")
-
-    def latency(percent: str) -> float:
-        found = re.search(rf"^\s*{percent}%\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
-        return float(found.group(1)) * scale[found.group(2)] if found else float("nan")
-
-    def count(pattern: str) -> float:
-        found = re.search(pattern, out)
-        return float(found.group(1)) if found else 0.0
-
+    found = wrk_numbers(out)
     return {
-        "rate": count(r"Requests/sec:\s+([\d.]+)"),
-        "requests": count(r"(\d+) requests in"),
-        "p50": latency("50"),
-        "p99": latency("99"),
-        "errors": count(r"Non-2xx or 3xx responses:\s+(\d+)")
-        + sum(float(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", errors)),
+        "rate": found["rate"],
+        "requests": found["requests"],
+        "p50": found["p50"],
+        "p99": found["p99"],
+        "errors": found["non2xx"] + sum(found["socket"].values()),
         "wrk_cpu": usage.ru_utime + usage.ru_stime,
     }
 

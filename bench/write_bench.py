@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -42,7 +41,7 @@ from typing import Any
 
 import requests
 import sitemap_bench
-from common import drop_all_tables, wait_until_up
+from common import drop_all_tables, wait_until_up, wrk_numbers
 from sitemap_bench import BIN, blog_shaped, cli, free_port, generate, percentile
 from sqlalchemy import create_engine, text
 
@@ -83,24 +82,15 @@ def wrk(
 
 def wrk_result(process: subprocess.Popen[str]) -> dict[str, float]:
     out, _ = process.communicate()
-    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-
-    def latency(percent: str) -> float:
-        found = re.search(rf"{percent}%\s+([\d.]+)(us|ms|s)", out)
-        return float(found.group(1)) * scale[found.group(2)] if found else float("nan")
-
-    def count(pattern: str) -> float:
-        found = re.search(pattern, out)
-        return float(found.group(1)) if found else 0.0
-
+    found = wrk_numbers(out)
     return {
-        "rate": count(r"Requests/sec:\s+([\d.]+)"),
-        "requests": count(r"(\d+) requests in"),
-        "p50_ms": latency("50"),
-        "p99_ms": latency("99"),
-        "errors": count(r"Non-2xx or 3xx responses:\s+(\d+)")
-        + count(r"Socket errors: connect (\d+)")
-        + count(r"Socket errors: .*timeout (\d+)"),
+        "rate": found["rate"],
+        "requests": found["requests"],
+        "p50_ms": found["p50"],
+        "p99_ms": found["p99"],
+        "errors": found["non2xx"]
+        + found["socket"].get("connect", 0.0)
+        + found["socket"].get("timeout", 0.0),
     }
 
 

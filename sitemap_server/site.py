@@ -48,7 +48,7 @@ from .sitemaps.engine import Engine
 from .sitemaps.html import Stylesheets
 from .sitemaps.providers import MAIN_XSL
 from .sitemaps.reader import Reader, ReadState
-from .sitemaps.responses import RenderCache, Rendered, cache_policy
+from .sitemaps.responses import RenderCache, cache_policy
 from .sitemaps.xml import IMAGE_NS, XHTML_NS
 
 if TYPE_CHECKING:
@@ -145,9 +145,10 @@ class Site:
 
     def finished(
         self, state: ReadState, what: tuple[Any, ...], names: list[str]
-    ) -> Rendered | None:
+    ) -> tuple[bytes, int] | None:
         """The document ``what`` (of the sitemaps ``names``) as of ``state`` as the
-        maintainer stored it, if it did (``sitemaps.finished``)."""
+        maintainer stored it, gzipped, and its plain size, if it did
+        (``sitemaps.finished``)."""
         return finished.load(self, state, what, names) if self.finishes_documents else None
 
     @cached_property

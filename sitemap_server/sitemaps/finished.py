@@ -61,7 +61,7 @@ from .failures import OUTAGE
 from .maintenance import MAINTAINER, try_lock
 from .reader import ReadState
 from .rendering import SITE_MARK
-from .responses import Render, Rendered, document_etag, pack
+from .responses import Render, document_etag, pack
 from .touched import REPLACED
 from .views import (
     index_document,
@@ -104,17 +104,17 @@ def digest(site: Site, state: ReadState, what: tuple[Any, ...]) -> str:
     return hashlib.blake2b(repr(made_with).encode(), digest_size=20).hexdigest()
 
 
-def load(site: Site, state: ReadState, what: tuple[Any, ...], names: list[str]) -> Rendered | None:
-    """The document ``what`` (of the sitemaps ``names``) as of ``state``, if the
-    maintainer stored it at that version or one before that (and no change since
-    replaced it)."""
+def load(
+    site: Site, state: ReadState, what: tuple[Any, ...], names: list[str]
+) -> tuple[bytes, int] | None:
+    """The document ``what`` (of the sitemaps ``names``) as of ``state``, gzipped, and
+    its plain size, if the maintainer stored it at that version or one before that (and
+    no change since replaced it)."""
     with site.reader.versions_engine.connect() as conn:
         row = conn.execute(STORED, {"key": digest(site, state, what)}).first()
     if row is None or not _shows(state, row.versions, names):
         return None
-    versions = state.version_of(*names)
-    etag = document_etag(what, versions)
-    return Rendered(None, row.gzipped, row.size, etag, state.changed_at(*names))
+    return row.gzipped, row.size
 
 
 def _shows(state: ReadState, stored: dict[str, int], names: list[str]) -> bool:

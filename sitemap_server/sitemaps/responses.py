@@ -166,10 +166,13 @@ def sitemap_response(
     if rendered is None:
         with cache.rendering(what):
             rendered = cache.get(key)  # made while this request waited
-            if rendered is None and finished:
-                rendered = request.site.finished(state, what, names)
-                if rendered is not None:
-                    cache.put(key, rendered)
+            stored = (
+                request.site.finished(state, what, names) if rendered is None and finished else None
+            )
+            if stored is not None:
+                gzipped, size = stored
+                rendered = Rendered(None, gzipped, size, etag, last_modified)
+                cache.put(key, rendered)
             if rendered is None:
                 found = _render(reader, cache, what, names, render)
                 if found is None:

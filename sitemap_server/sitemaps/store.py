@@ -138,7 +138,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         overfull = overfull_pages(ctx, provider.name, {key for key, _ in resized})
         recut_from = overfull[0].first_key if overfull else None
     if fragments is not None:
-        _note_replaced(ctx, provider, before, candidates, fragments, recut_from is None)
+        _note_replaced(ctx, provider, candidates, fragments, recut_from is None)
     if recut_from is not None:
         recut_pages(ctx, provider.name, from_key=recut_from)
         # The pages before the recut keep their entries, not always their dates: a new
@@ -151,7 +151,6 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
 def _note_replaced(
     ctx: BuildContext,
     provider: Provider,
-    before: Stored,
     candidates: list[tuple[Entry, dict[str, Any]]],
     fragments: dict[tuple[int, int], str],
     in_place: bool,

@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from .fixtures import PROJECT_ROOT
-from .servers import free_port, running, wait_until
+from .servers import free_port, running, server_environment, wait_until
 
 VCL_DIRECTORY = PROJECT_ROOT / "deploy" / "varnish"
 # The ports of default.vcl's backends, in order.
@@ -88,3 +88,23 @@ def varnish(
             yield base
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def deployment_environment(
+    database_url: str, site_url: str
+) -> tuple[list[int], int, dict[str, str]]:
+    """What a test of the reference deployment starts: two free ports for ``pserve``,
+    one for Varnish, and the environment every process runs with (the same settings
+    everywhere: whoever applies a change stores its purge, to this Varnish)."""
+    ports: list[int] = []
+    while len(ports) < 3:  # two servers and the cache
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    *origin_ports, cache_port = ports
+    env = server_environment(
+        SITEMAP_SERVER_DATABASE_URL=database_url,
+        SITEMAP_SERVER_SITE_URL=site_url,
+        SITEMAP_SERVER_PURGE_VARNISH=f"http://127.0.0.1:{cache_port}",
+    )
+    return origin_ports, cache_port, env

@@ -41,17 +41,21 @@ from sitemap_server.testing import (
     PROJECT_ROOT,
     SITEMAP_NS,
     database_beside,
-    free_port,
     http_server,
     parse_sitemap,
     production_command,
     pserve_production,
     running,
-    server_environment,
     wait_until,
     worker_process,
 )
-from sitemap_server.testing.varnish import SYSTEM_VCL, VCL_DIRECTORY, varnish, varnishd
+from sitemap_server.testing.varnish import (
+    SYSTEM_VCL,
+    VCL_DIRECTORY,
+    deployment_environment,
+    varnish,
+    varnishd,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]
 
@@ -143,19 +147,9 @@ def own_database(database_url: str, directory: Path) -> Iterator[str]:
 def deployment(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     logs = tmp_path_factory.mktemp("varnish-deployment")
     with own_database(database_url, logs) as url, ExitStack() as stack:
-        ports: list[int] = []
-        while len(ports) < 3:  # two servers and the cache
-            port = free_port()
-            if port not in ports:
-                ports.append(port)
-        *ports, cache_port = ports
         # Every process has the same settings: any of them may apply changes, and whoever
         # applies one stores its purge; the worker sends them.
-        env = server_environment(
-            SITEMAP_SERVER_DATABASE_URL=url,
-            SITEMAP_SERVER_SITE_URL=SITE_URL,
-            SITEMAP_SERVER_PURGE_VARNISH=f"http://127.0.0.1:{cache_port}",
-        )
+        ports, cache_port, env = deployment_environment(url, SITE_URL)
         production_command(env, "migrate")
         production_command(env, "seed-demo", "--posts", "60")
         token = production_command(env, "token", "create", "varnish").strip()
