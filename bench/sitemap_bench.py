@@ -14,7 +14,9 @@ connections:
   and reported as p50/p95: the server reads the finished document (on PostgreSQL; the
   worker stores every document before the measures begin); "rendered": the first request
   of the same version at a second server with ``finished_documents = false``, which
-  renders it from its fragments (the two asked in turn);
+  renders it from its fragments (the two asked in turn); "srv": the same, as the server
+  timed it (``Server-Timing``: from the first tween to the response, no network, no
+  client, no HTTP parsing);
 - "warm": the same document again and again (cached, never stale: the version is read
   from the database on every request), p50/p95 over one keep-alive connection, and
   requests/s with wrk over 4 keep-alive connections (with its median latency);
@@ -326,7 +328,9 @@ def main() -> None:
         port = free_port()
         # The worker, a process of its own beside the server's as production.ini has it,
         # applies each write within 50 ms.
-        worker = "sitemap_server.maintainer.poll_seconds = 0.05\n"
+        worker = (
+            "sitemap_server.maintainer.poll_seconds = 0.05\nsitemap_server.server_timing = true\n"
+        )
         ini = write_ini(
             directory, url, port, args.plugins or args.videos > 0 or args.news > 0, worker
         )
@@ -451,16 +455,25 @@ def main() -> None:
                 response.read()
                 return response
 
-            def timed(path: str, runs: int, **headers: str) -> list[float]:
+            def server_ms(response: http.client.HTTPResponse) -> float:
+                """What the server says it spent (``Server-Timing: app;dur=…``)."""
+                return float(response.headers["Server-Timing"].partition(";dur=")[2])
+
+            def timed(
+                path: str, runs: int, server: list[float] | None = None, **headers: str
+            ) -> list[float]:
                 times = []
                 for _ in range(runs):
                     t0 = time.perf_counter()
-                    get(path, **headers)
+                    response = get(path, **headers)
                     times.append((time.perf_counter() - t0) * 1000)
+                    if server is not None:
+                        server.append(server_ms(response))
                 return times
 
             print(
                 f"{'document':26} {'first p50':>9} {'first p95':>9} {'rendered':>8} "
+                f"{'srv first':>9} {'srv rend':>8} {'srv warm':>8} "
                 f"{'warm p50':>9} {'warm p95':>9} {'304 p50':>8} {'req/s':>7} "
                 f"{'wrk p50 p99':>14}  bytes"
             )
@@ -468,6 +481,9 @@ def main() -> None:
             for name, path in targets.items():
                 first: list[float] = []
                 rendered: list[float] = []
+                server_first: list[float] = []
+                server_rendered: list[float] = []
+                server_warm: list[float] = []
                 etags: set[str] = set()
                 for n in range(args.first_runs):
                     t0 = time.perf_counter()
@@ -503,19 +519,26 @@ def main() -> None:
                         fresh = get(path, via, **{"Accept-Encoding": args.encoding})
                         spent = (time.perf_counter() - t0) * 1000
                         (first if via is client else rendered).append(spent)
+                        mine = server_first if via is client else server_rendered
+                        mine.append(server_ms(fresh))
                     etag = fresh.headers["ETag"]
                     assert etag not in etags, f"{path}: {etag} again, not a new version"
                     etags.add(etag)
                 r = get(path, **{"Accept-Encoding": args.encoding})
                 assert r.status == 200, (path, r.status)
                 size = int(r.headers["Content-Length"])
-                warm = timed(path, args.warm_requests, **{"Accept-Encoding": args.encoding})
+                warm = timed(
+                    path, args.warm_requests, server_warm, **{"Accept-Encoding": args.encoding}
+                )
                 etag = r.headers["ETag"]
                 conditional = timed(path, args.warm_requests, **{"If-None-Match": etag})
                 rps, wrk_latency = throughput(base + path, args.seconds)
                 print(
                     f"{name:26} {statistics.median(first):9.1f} {percentile(first, 0.95):9.1f} "
                     f"{statistics.median(rendered):8.1f} "
+                    f"{statistics.median(server_first):9.2f} "
+                    f"{statistics.median(server_rendered):8.2f} "
+                    f"{statistics.median(server_warm):8.2f} "
                     f"{statistics.median(warm):9.2f} {percentile(warm, 0.95):9.2f} "
                     f"{statistics.median(conditional):8.2f} {rps:7.0f} {wrk_latency:>14}  {size}"
                 )

@@ -24,6 +24,7 @@ def make_app(site: Site) -> Router:
     with Configurator(settings=dict(site.settings)) as config:
         config.registry[SITE_KEY] = site
         config.add_request_method(site_of_request, "site", reify=True)
+        config.include(".server_timing")  # Server-Timing, if switched on
         config.include(".models")  # request.dbsession, pyramid_tm
         config.include(".outages")  # the database down or locked: 503, Retry-After
         config.include(".api")  # /api/*: admin REST API, its views, OpenAPI, bearer tokens

@@ -302,6 +302,14 @@ SETTINGS: tuple[Setting, ...] = (
         "processes gain little and the maintainer's passes would cost more.",
     ),
     Setting(
+        "sitemap_server.server_timing",
+        "false",
+        boolean,
+        doc="Whether every answer says how long the application took to make it "
+        "(Server-Timing: app;dur=MILLISECONDS; server_timing.py): for the benchmarks and a "
+        "browser's developer tools. Off: it tells anyone how busy the origin is.",
+    ),
+    Setting(
         "sitemap_server.versions_watch",
         "true",
         boolean,

@@ -143,6 +143,15 @@ class Site:
             return bool(self.database.dialect.name == "postgresql")
         return bool(chosen)
 
+    @cached_property
+    def recent_documents(self) -> finished.Recent | None:
+        """The finished documents this process keeps, read by its versions watch after each
+        change (``sitemaps.finished.Recent``; PostgreSQL's watch reads them, SQLite's does
+        not). As many bytes at most as the cache of rendered documents."""
+        if not self.finishes_documents:
+            return None
+        return finished.Recent(self.settings["sitemap_server.render_cache_bytes"])
+
     def finished(
         self, state: ReadState, what: tuple[Any, ...], names: list[str]
     ) -> tuple[bytes, int] | None:

@@ -163,3 +163,20 @@ class FinishedDocument(Base):
     # The version of each sitemap it shows when it was stored: it stays what they show
     # at any later version until a change replaces it (``finished.load``).
     versions: Mapped[dict[str, int]] = mapped_column(JSON, default=dict, server_default="{}")
+    # The number of the write that stored it (``FinishedSequence.stored``): each process
+    # reads the rows stored since it last looked (``finished.Recent``).
+    stored: Mapped[int] = mapped_column(BigInteger, index=True, default=0, server_default="0")
+
+
+class FinishedSequence(Base):
+    """One row: the number of the last write of finished documents, and of the last one
+    that deleted rows it did not replace. A write takes the next number by updating the
+    row, so writes are numbered in the order they commit (the row is locked until then):
+    a process that has seen the rows up to a number has seen every row stored before it,
+    and knows from ``dropped`` whether any of those it keeps is gone since."""
+
+    __tablename__ = "finished_sequence"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    stored: Mapped[int] = mapped_column(BigInteger, default=0)
+    dropped: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import String, Table, and_, column, delete, func, or_, select, table, text
+from sqlalchemy import String, Table, and_, column, func, or_, select, table, text
 from sqlalchemy.orm import Session
 
 from ..content import object_urls
@@ -173,7 +173,7 @@ def _compare_finished(session: Session, report: Report, repair: bool) -> None:
     for name in finished.differing(session, site_of(session)):
         report.add(Difference(FINISHED, name, "bytes", "stored", "rendered now"))
         if repair:
-            session.execute(delete(FinishedDocument).where(FinishedDocument.name == name))
+            finished.drop(session.connection(), FinishedDocument.name == name)
 
 
 def _compare_feed(session: Session, report: Report) -> None:

@@ -29,6 +29,11 @@ rendered that version reads the row instead: one indexed read of a blob.
   drops them all, so that none is left behind a change.
 - The XML and its gzip file are stored (one gzipped body); the text form, the pages for
   people and the feed are rendered as before.
+- Every write of rows is numbered (``FinishedSequence``), in the order they commit. A
+  server process's versions watch reads, after each change, the rows stored since it last
+  looked and keeps them (``Recent``): the first request of a document a change stored is
+  answered from memory, with no query. A write that deletes rows it does not replace says
+  so in the same row, and each process then forgets what it kept.
 """
 
 from __future__ import annotations
@@ -36,12 +41,14 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+import threading
 import time
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, bindparam, delete, insert, or_, select
+from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ColumnElement
@@ -56,7 +63,7 @@ from ..documents import (
     sitemap_name,
 )
 from ..hookspecs import hookimpl
-from ..models import FinishedDocument
+from ..models import SITE, FinishedDocument, FinishedSequence
 from .failures import OUTAGE
 from .maintenance import MAINTAINER, try_lock
 from .reader import ReadState
@@ -109,9 +116,15 @@ def load(
 ) -> tuple[bytes, int] | None:
     """The document ``what`` (of the sitemaps ``names``) as of ``state``, gzipped, and
     its plain size, if the maintainer stored it at that version or one before that (and
-    no change since replaced it)."""
+    no change since replaced it): from the rows this process keeps (``Recent``), else
+    from the database."""
+    key = digest(site, state, what)
+    recent = site.recent_documents
+    kept = recent.get(key, state, names) if recent is not None else None
+    if kept is not None:
+        return kept
     with site.reader.versions_engine.connect() as conn:
-        row = conn.execute(STORED, {"key": digest(site, state, what)}).first()
+        row = conn.execute(STORED, {"key": key}).first()
     if row is None or not _shows(state, row.versions, names):
         return None
     return row.gzipped, row.size
@@ -132,7 +145,7 @@ def sitemap_documents_changed(session: Session, tags: list[str], site: Site) -> 
     if not site.finishes_documents:
         # Another maintainer may have stored some (another ini file): none may outlive
         # a change it did not store.
-        session.execute(delete(FinishedDocument))
+        drop(session.connection())
         return
     try:
         with session.begin_nested():
@@ -141,21 +154,20 @@ def sitemap_documents_changed(session: Session, tags: list[str], site: Site) -> 
         raise
     except Exception:
         log.exception("storing the finished documents failed; they will be rendered on request")
-        session.execute(delete(FinishedDocument))
+        drop(session.connection())
 
 
 def _store_changed(session: Session, tags: list[str], site: Site) -> None:
+    conn = session.connection()
     if ALL_TAG in tags:
-        session.execute(delete(FinishedDocument))
+        drop(conn)
         return
     for tag in tags:
         if tag.startswith("provider:"):
-            whole = tag.removeprefix("provider:")
-            session.execute(delete(FinishedDocument).where(FinishedDocument.provider == whole))
-    conn = session.connection()
+            drop(conn, FinishedDocument.provider == tag.removeprefix("provider:"))
     state = site.reader.state(conn)
     if state.site.private:
-        session.execute(delete(FinishedDocument))
+        drop(conn)
         return
     writes = Writes(site, state)
     pages = [
@@ -240,10 +252,44 @@ class Writes:
             parts = [index_name(n) for n in range(1, self.past_index)]
             name = FinishedDocument.name
             gone.append(and_(name.like(f"{INDEX}%"), name.not_in(parts)))
+        deleted: set[str] = set()
         if gone:
-            conn.execute(delete(FinishedDocument).where(or_(*gone)))
+            found = conn.scalars(
+                delete(FinishedDocument).where(or_(*gone)).returning(FinishedDocument.key)
+            )
+            deleted.update(found)
+        if not self.rows and not deleted:
+            return
+        # A row deleted and not stored again under its key (a document gone, or stored
+        # under another digest by a maintainer with other settings): the processes must
+        # forget what they keep.
+        number = _number(conn, dropped=bool(deleted - {row["key"] for row in self.rows}))
         if self.rows:
-            conn.execute(insert(FinishedDocument), self.rows)
+            conn.execute(insert(FinishedDocument), [{**row, "stored": number} for row in self.rows])
+
+
+def drop(conn: Connection, *where: ColumnElement[bool]) -> None:
+    """Delete the rows ``where`` says (every row, without), in a write numbered as one
+    that dropped rows: every process forgets the rows it keeps (``Recent``)."""
+    conn.execute(delete(FinishedDocument).where(*where))
+    _number(conn, dropped=True)
+
+
+def _number(conn: Connection, dropped: bool = False) -> int:
+    """The number of this write, the last stored plus one (``FinishedSequence``), marked
+    as one that ``dropped`` rows. The sequence's row stays locked until the transaction
+    ends, so the numbers follow the order of the commits."""
+    sequence = FinishedSequence
+    values: dict[str, Any] = {"stored": sequence.stored + 1}
+    if dropped:
+        values["dropped"] = sequence.stored + 1  # the value before this update
+    number = conn.scalar(
+        update(sequence).where(sequence.id == 1).values(values).returning(sequence.stored)
+    )
+    if number is None:  # the row was deleted (it is the migration's)
+        conn.execute(insert(sequence).values(id=1, stored=1, dropped=1))
+        return 1
+    return int(number)
 
 
 def _edited(writes: Writes, row: Any, made: Document, replaced: dict[str, str]) -> bool:
@@ -396,3 +442,96 @@ def _rendering(site: Site, state: ReadState, name: str) -> Document | None:
         page_renderer(site, provider, page),
         provider_name,
     )
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A row as a process keeps it (``Recent``)."""
+
+    gzipped: bytes
+    size: int
+    versions: dict[str, int]
+
+
+RECENT_ROWS = select(
+    FinishedDocument.key, FinishedDocument.gzipped, FinishedDocument.size, FinishedDocument.versions
+).where(FinishedDocument.stored > bindparam("seen"), FinishedDocument.stored <= bindparam("number"))
+
+
+class Recent:
+    """The finished documents stored since this process began to look, kept in memory
+    (the least recently used out first past ``max_bytes``): the versions watch reads them
+    after each change it hears of (``read``), so the first request of a document a change
+    stored reads no row (``get``).
+
+    What it keeps is what the database held when it last looked, or a part of it: every
+    write is numbered in the order of the commits, so the rows stored since the number it
+    saw last are all it missed, and a write that deleted rows without storing them again
+    (``drop``) makes it forget everything. So a kept row serves a request just as the
+    database's would, for a request whose versions were read before that look; a request
+    that read newer versions (of the document's sitemaps) reads the database."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.lock = threading.Lock()
+        self.rows: OrderedDict[str, Kept] = OrderedDict()
+        self.size = 0
+        self.seen: int | None = None  # the number of the last write read
+        # The versions read before that look: what a request may be as new as.
+        self.as_of: dict[str, int] | None = None
+
+    def read(self, conn: Connection, versions: Sequence[Any]) -> None:
+        """Read the rows stored since the last look, on ``conn`` (autocommit), just after
+        the sitemap ``versions`` were read on it."""
+        numbers = conn.execute(select(FinishedSequence.stored, FinishedSequence.dropped)).first()
+        number, dropped = (numbers.stored, numbers.dropped) if numbers is not None else (0, 0)
+        seen = self.seen
+        forget = seen is None or dropped > seen or number < seen
+        rows: Sequence[Any] = ()
+        if seen is not None and number > seen:
+            # Read after the numbers: every row up to ``number`` is committed.
+            rows = conn.execute(RECENT_ROWS, {"seen": seen, "number": number}).all()
+        with self.lock:
+            if forget:
+                self.rows.clear()
+                self.size = 0
+            for row in rows:
+                self._put(row.key, Kept(row.gzipped, row.size, row.versions))
+            self.seen = number
+            self.as_of = {row.provider: row.version for row in versions}
+
+    def _put(self, key: str, kept: Kept) -> None:
+        old = self.rows.pop(key, None)
+        if old is not None:
+            self.size -= len(old.gzipped)
+        if len(kept.gzipped) > self.max_bytes // 4:
+            return
+        self.rows[key] = kept
+        self.size += len(kept.gzipped)
+        while self.size > self.max_bytes:
+            _, out = self.rows.popitem(last=False)
+            self.size -= len(out.gzipped)
+
+    def get(self, key: str, state: ReadState, names: list[str]) -> tuple[bytes, int] | None:
+        """The row ``key`` as ``load`` would read it for ``state``, if kept."""
+        with self.lock:
+            as_of = self.as_of
+            if as_of is None:
+                return None
+            for name in (SITE, *names):
+                if state.versions.get(name, (0,))[0] > as_of.get(name, 0):
+                    return None  # versions read after the last look
+            kept = self.rows.get(key)
+            if kept is None:
+                return None
+            self.rows.move_to_end(key)
+        if not _shows(state, kept.versions, names):
+            return None
+        return kept.gzipped, kept.size
+
+    def forget(self) -> None:
+        """Keep nothing, and use nothing until the next look."""
+        with self.lock:
+            self.rows.clear()
+            self.size = 0
+            self.seen = self.as_of = None

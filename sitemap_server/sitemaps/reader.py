@@ -37,6 +37,7 @@ from .watch import PostgresWatch, SQLiteWatch
 
 if TYPE_CHECKING:
     from ..site import Site
+    from .finished import Recent
 
 VERSIONS = select(
     SitemapVersion.provider,
@@ -122,7 +123,8 @@ class Reader:
         self.versions_engine = engine if engine.dialect.name == "sqlite" else self.autocommit
         self.snapshot_of: tuple[Any, SiteSnapshot] | None = None
         watch = site.settings["sitemap_server.versions_watch"]
-        self.watch = _watch(engine, max_staleness) if watch else None
+        recent = site.recent_documents
+        self.watch = _watch(engine, max_staleness, recent) if watch else None
         # Until when (time.monotonic) a worker was last seen alive.
         self._worker_seen_until = 0.0
         if self.watch is not None:
@@ -132,6 +134,8 @@ class Reader:
         """Read everything again (the tests reset the database between them)."""
         self.snapshot_of = None
         self._worker_seen_until = 0.0
+        if self.site.recent_documents is not None:
+            self.site.recent_documents.forget()
         if self.watch is not None:
             self.watch.forget()
 
@@ -285,12 +289,17 @@ class Reader:
                 yield conn
 
 
-def _watch(engine: Any, max_staleness: float) -> SQLiteWatch | PostgresWatch | None:
+def _watch(
+    engine: Any, max_staleness: float, recent: Recent | None
+) -> SQLiteWatch | PostgresWatch | None:
     """How this process keeps the versions between requests (``watch.py``): SQLite's commit
     count, exact, for a database in a file; PostgreSQL's notifications when an answer may
-    be late by ``max_staleness`` (read again at least twice in that time); else none."""
+    be late by ``max_staleness`` (read again at least twice in that time, and with them
+    the finished documents stored since, into ``recent``); else none."""
     if engine.dialect.name == "sqlite":
         return SQLiteWatch(engine, VERSIONS) if sqlite_file(engine) is not None else None
     if engine.dialect.name == "postgresql" and max_staleness > 0:
-        return PostgresWatch(engine, VERSIONS, refresh=max_staleness / 2)
+        return PostgresWatch(
+            engine, VERSIONS, refresh=max_staleness / 2, also=recent.read if recent else None
+        )
     return None

@@ -15,7 +15,9 @@ reads them again only when the database says they may have changed:
   waiting change is in the rows too, and writes do not notify). A request that comes
   between a commit and the thread's next read (about a millisecond) still sees the
   versions before it: the reader uses it only when ``max_staleness`` allows an answer to
-  be that late (not in the tests, which set it to 0).
+  be that late (not in the tests, which set it to 0). After each read, it reads what else
+  the process keeps up to date (``also``: the finished documents stored since its last
+  read, ``finished.Recent``), before the requests see the new versions.
 
 ``rows()`` answers None when the watch cannot vouch for its rows (not started yet, the
 connection lost, the thread behind): the reader then reads them itself, as it always did.
@@ -28,7 +30,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine
@@ -110,7 +112,13 @@ class SQLiteWatch:
 class PostgresWatch:
     """The versions, read again by a listening thread when PostgreSQL notifies a change."""
 
-    def __init__(self, engine: Engine, versions: Any, refresh: float) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        versions: Any,
+        refresh: float,
+        also: Callable[[Connection, Sequence[Any]], None] | None = None,
+    ) -> None:
         self.engine = create_engine(
             engine.url,
             poolclass=NullPool,
@@ -120,6 +128,7 @@ class PostgresWatch:
         )
         self.versions = versions
         self.refresh = refresh
+        self.also = also
         self.rows_read: Sequence[Any] | None = None
         self.read_at = 0.0
         self.stopping = threading.Event()
@@ -179,6 +188,8 @@ class PostgresWatch:
             while not stopping.is_set():
                 self.read_again.clear()  # before the read: a forget() during it counts
                 rows = conn.execute(self.versions).all()
+                if self.also is not None:
+                    self.also(conn, rows)
                 self.rows_read, self.read_at = rows, time.monotonic()
                 self._wait(driver, stopping)
 

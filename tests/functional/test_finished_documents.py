@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from sitemap_server.app import site_of_app
 from sitemap_server.models import FinishedDocument
+from sitemap_server.sitemaps.reader import VERSIONS
 from sitemap_server.testing import apply_changes, forget_rendered
 from sitemap_server.testing.servers import wait_until
 
@@ -329,3 +330,108 @@ def test_a_private_site_stores_none_a_moment_at_a_time_either(site, clean_databa
     apply_changes(site)
     assert site_of_app(site).engine.finish() == 0
     assert stored(clean_database) == {}
+
+
+# What a process keeps (finished.Recent) ---------------------------------------------------
+
+
+def look(app: Any) -> None:
+    """What a process's versions watch does after each change it hears of (on PostgreSQL,
+    in a thread; here, now): read the versions, then the rows stored since it last did."""
+    site = site_of_app(app)
+    with site.reader.autocommit.connect() as conn:
+        site.recent_documents.read(conn, conn.execute(VERSIONS).all())
+
+
+def served_now(app: Any, path: str) -> bytes:
+    """``path`` as the process serves it with nothing rendered, but keeping what its watch
+    read."""
+    site_of_app(app).render_cache.clear()
+    response = Request.blank(path, headers={"Accept-Encoding": "gzip"}).get_response(app.app)
+    assert (response.status_int, response.content_encoding) == (200, "gzip")
+    return gzip.decompress(response.body)
+
+
+def test_a_process_serves_the_rows_its_watch_read_without_reading_them_again(site, clean_database):
+    """Proved by changing the row behind its back after the look: it serves what it read
+    then, with no query, and the database's row once it forgets."""
+    look(site)
+    site.patch_json("/api/posts/1", {"slug": "first"}, status=200)
+    apply_changes(site)
+    look(site)
+    kept = stored(clean_database)["post-sitemap"]
+    assert b"/first/" in kept
+    marked = mark(clean_database, "post-sitemap")
+    assert served_now(site, "/post-sitemap.xml") == kept
+    site_of_app(site).recent_documents.forget()
+    assert served_now(site, "/post-sitemap.xml") == marked
+
+
+def test_a_request_that_read_newer_versions_than_the_look_reads_the_database(site, clean_database):
+    look(site)
+    site.patch_json("/api/posts/1", {"slug": "first"}, status=200)
+    apply_changes(site)
+    look(site)
+    site.patch_json("/api/posts/2", {"slug": "second"}, status=200)  # the same page
+    apply_changes(site)
+    body = served_now(site, "/post-sitemap.xml")
+    assert b"/first/" in body and b"/second/" in body
+    assert body == stored(clean_database)["post-sitemap"]
+
+
+def test_a_write_that_drops_rows_makes_the_processes_forget_what_they_kept(
+    site, app_for, clean_database
+):
+    """A maintainer that does not store them drops every row: a row kept from before
+    would show the page as it was."""
+    look(site)
+    site.patch_json("/api/posts/8", {"title": "Eight"}, status=200)
+    apply_changes(site)
+    look(site)
+    other = app_for(signed_in=True, **{"sitemap_server.finished_documents": "false"})
+    other.patch_json("/api/posts/8", {"slug": "eight"}, status=200)
+    apply_changes(other)
+    look(site)
+    assert b"/eight/" in served_now(site, "/post-sitemap3.xml")
+
+
+def test_a_row_stored_again_under_another_digest_makes_them_forget_too(
+    site, app_for, clean_database
+):
+    """A maintainer with other output settings replaces the page's row with one of its
+    own digest: the row this process kept under its digest is gone from the database."""
+    look(site)
+    site.patch_json("/api/posts/8", {"title": "Eight"}, status=200)
+    apply_changes(site)
+    look(site)
+    other = app_for(signed_in=True, **ON, **{"sitemap_server.xsl_instruction": "false"})
+    other.patch_json("/api/posts/8", {"slug": "eight"}, status=200)
+    apply_changes(other)
+    look(site)
+    body = served_now(site, "/post-sitemap3.xml")
+    assert b"/eight/" in body and b"main-sitemap.xsl" in body
+
+
+def test_the_postgresql_watch_reads_the_rows_a_change_stored(app_for, clean_database):
+    """On PostgreSQL the versions watch's thread reads the rows after each change it hears
+    of (when answers may be late: max_staleness above 0); SQLite's watch reads none."""
+    app = app_for(signed_in=True, **ON, **{"sitemap_server.max_staleness": "60"})
+    new_post(app, 1)
+    apply_changes(app)
+    site = site_of_app(app)
+    recent = site.recent_documents
+    assert app.get("/post-sitemap.xml", status=200)
+    if clean_database.dialect.name == "sqlite":
+        assert recent.as_of is None
+        return
+    wait_until(lambda: recent.as_of is not None, "the watch's first look")
+    app.patch_json("/api/posts/1", {"slug": "first"}, status=200)
+    apply_changes(app)
+    kept = stored(clean_database)["post-sitemap"]
+    assert b"/first/" in kept
+    wait_until(
+        lambda: any(gzip.decompress(k.gzipped) == kept for k in recent.rows.values()),
+        "the watch to read the row the change stored",
+    )
+    mark(clean_database, "post-sitemap")
+    assert served_now(app, "/post-sitemap.xml") == kept

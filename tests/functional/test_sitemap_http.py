@@ -713,6 +713,23 @@ def test_the_cache_policy_follows_the_settings(books, app_for):
     assert not_modified.headers["Cache-Control"] == configured
 
 
+def test_server_timing_says_how_long_the_application_took_when_switched_on(books, app_for):
+    """Every answer, 200, 304, 404 and the API's, carries the application's time in
+    milliseconds; none does by default."""
+    timed = app_for(**{"sitemap_server.server_timing": "true"})
+    etag = timed.get("/book-sitemap.xml").headers["ETag"]
+    answers = [
+        timed.get("/book-sitemap.xml"),
+        timed.get("/book-sitemap.xml", headers={"If-None-Match": etag}, status=304),
+        timed.get("/nope-sitemap.xml", status=404),
+        timed.get("/api/posts", status=401),
+    ]
+    for response in answers:
+        name, _, duration = response.headers["Server-Timing"].partition(";dur=")
+        assert name == "app" and 0 <= float(duration) < 60_000, response.headers
+    assert "Server-Timing" not in app_for().get("/book-sitemap.xml").headers
+
+
 @pytest.mark.parametrize("path", [*SITEMAP_PATHS, "/page-sitemap.xml", XSL_PATH, "/robots.txt"])
 def test_head_answers_the_get_headers_without_a_body(books, testapp, path):
     got = testapp.get(path)

@@ -44,7 +44,16 @@ PACKAGE = ROOT / "sitemap_server"
 PLUGIN_PACKAGES = sorted(p.parent for p in ROOT.glob("plugins/*/sitemap_server_*/__init__.py"))
 
 LAYERS = [
-    {"sitemap_server", "errors", "documents", "batches", "settings", "hookspecs", "outages"},
+    {
+        "sitemap_server",
+        "errors",
+        "documents",
+        "batches",
+        "settings",
+        "hookspecs",
+        "outages",
+        "server_timing",
+    },
     {"models"},
     {"content"},
     {"sitemaps"},
