@@ -273,7 +273,9 @@ SETTINGS: tuple[Setting, ...] = (
         "sitemap_server.render_cache_bytes",
         str(64 * 1024 * 1024),
         positive_int,
-        doc="Memory per process for rendered sitemaps, reused while their content version holds.",
+        doc="Memory per process for rendered sitemaps, reused while their content version "
+        "holds; and as much again, on PostgreSQL, for the finished documents its versions "
+        "watch keeps (sitemaps/finished.py).",
     ),
     Setting(
         "sitemap_server.max_page_bytes",
