@@ -43,7 +43,6 @@ import hashlib
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -68,7 +67,7 @@ from .failures import OUTAGE
 from .maintenance import MAINTAINER, try_lock
 from .reader import ReadState
 from .rendering import SITE_MARK
-from .responses import Render, document_etag, pack
+from .responses import LeastRecentlyUsed, Render, document_etag, pack
 from .touched import REPLACED
 from .views import (
     index_document,
@@ -254,10 +253,11 @@ class Writes:
             gone.append(and_(name.like(f"{INDEX}%"), name.not_in(parts)))
         deleted: set[str] = set()
         if gone:
-            found = conn.scalars(
-                delete(FinishedDocument).where(or_(*gone)).returning(FinishedDocument.key)
+            deleted = set(
+                conn.scalars(
+                    delete(FinishedDocument).where(or_(*gone)).returning(FinishedDocument.key)
+                )
             )
-            deleted.update(found)
         if not self.rows and not deleted:
             return
         # A row deleted and not stored again under its key (a document gone, or stored
@@ -279,15 +279,15 @@ def _number(conn: Connection, dropped: bool = False) -> int:
     """The number of this write, the last stored plus one (``FinishedSequence``), marked
     as one that ``dropped`` rows. The sequence's row stays locked until the transaction
     ends, so the numbers follow the order of the commits."""
-    sequence = FinishedSequence
-    values: dict[str, Any] = {"stored": sequence.stored + 1}
+    stored = FinishedSequence.stored
+    values: dict[str, Any] = {"stored": stored + 1}
     if dropped:
-        values["dropped"] = sequence.stored + 1  # the value before this update
+        values["dropped"] = stored + 1  # the value before this update
     number = conn.scalar(
-        update(sequence).where(sequence.id == 1).values(values).returning(sequence.stored)
+        update(FinishedSequence).where(FinishedSequence.id == 1).values(values).returning(stored)
     )
     if number is None:  # the row was deleted (it is the migration's)
-        conn.execute(insert(sequence).values(id=1, stored=1, dropped=1))
+        conn.execute(insert(FinishedSequence).values(id=1, stored=1, dropped=1))
         return 1
     return int(number)
 
@@ -452,6 +452,10 @@ class Kept:
     size: int
     versions: dict[str, int]
 
+    @property
+    def cost(self) -> int:
+        return len(self.gzipped)
+
 
 RECENT_ROWS = select(
     FinishedDocument.key, FinishedDocument.gzipped, FinishedDocument.size, FinishedDocument.versions
@@ -472,10 +476,8 @@ class Recent:
     that read newer versions (of the document's sitemaps) reads the database."""
 
     def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self.lock = threading.Lock()
-        self.rows: OrderedDict[str, Kept] = OrderedDict()
-        self.size = 0
+        self.lock = threading.Lock()  # a look (``read``) is seen whole or not at all
+        self.rows: LeastRecentlyUsed[str, Kept] = LeastRecentlyUsed(max_bytes)
         self.seen: int | None = None  # the number of the last write read
         # The versions read before that look: what a request may be as new as.
         self.as_of: dict[str, int] | None = None
@@ -494,23 +496,10 @@ class Recent:
         with self.lock:
             if forget:
                 self.rows.clear()
-                self.size = 0
             for row in rows:
-                self._put(row.key, Kept(row.gzipped, row.size, row.versions))
+                self.rows.put(row.key, Kept(row.gzipped, row.size, row.versions))
             self.seen = number
             self.as_of = {row.provider: row.version for row in versions}
-
-    def _put(self, key: str, kept: Kept) -> None:
-        old = self.rows.pop(key, None)
-        if old is not None:
-            self.size -= len(old.gzipped)
-        if len(kept.gzipped) > self.max_bytes // 4:
-            return
-        self.rows[key] = kept
-        self.size += len(kept.gzipped)
-        while self.size > self.max_bytes:
-            _, out = self.rows.popitem(last=False)
-            self.size -= len(out.gzipped)
 
     def get(self, key: str, state: ReadState, names: list[str]) -> tuple[bytes, int] | None:
         """The row ``key`` as ``load`` would read it for ``state``, if kept."""
@@ -522,10 +511,7 @@ class Recent:
                 if state.versions.get(name, (0,))[0] > as_of.get(name, 0):
                     return None  # versions read after the last look
             kept = self.rows.get(key)
-            if kept is None:
-                return None
-            self.rows.move_to_end(key)
-        if not _shows(state, kept.versions, names):
+        if kept is None or not _shows(state, kept.versions, names):
             return None
         return kept.gzipped, kept.size
 
@@ -533,5 +519,4 @@ class Recent:
         """Keep nothing, and use nothing until the next look."""
         with self.lock:
             self.rows.clear()
-            self.size = 0
             self.seen = self.as_of = None

@@ -12,11 +12,11 @@ from __future__ import annotations
 import hashlib
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from threading import Lock
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from pyramid.request import Request
 from pyramid.response import Response
@@ -76,27 +76,26 @@ class Rendered:
         yield unzip.flush()
 
 
-class RenderCache:
-    """Rendered documents by (path, versions): bounded, least recently used out first."""
+class Costly(Protocol):
+    @property
+    def cost(self) -> int: ...
 
-    # Documents rendered at once by one process, at most; a document renders once at a
-    # time (see ``rendering``).
-    STRIPES = 64
+
+Key = TypeVar("Key", bound=Hashable)
+Value = TypeVar("Value", bound=Costly)
+
+
+class LeastRecentlyUsed(Generic[Key, Value]):
+    """Values by key, ``max_bytes`` of them at most (each its ``cost``), the least
+    recently used out first; a value of more than a quarter of that is not kept."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.size = 0
-        self.items: OrderedDict[tuple[Any, ...], Rendered] = OrderedDict()
+        self.items: OrderedDict[Key, Value] = OrderedDict()
         self.lock = Lock()
-        self.stripes = [Lock() for _ in range(self.STRIPES)]
 
-    def rendering(self, what: tuple[Any, ...]) -> Lock:
-        """Held while ``what`` is rendered: the requests that find the same document
-        missing after a change wait for one rendering instead of each making their own
-        (after a write, every crawler connection would otherwise render it at once)."""
-        return self.stripes[hash(what) % self.STRIPES]
-
-    def get(self, key: tuple[Any, ...]) -> Rendered | None:
+    def get(self, key: Key) -> Value | None:
         with self.lock:
             found = self.items.get(key)
             if found is not None:
@@ -108,16 +107,36 @@ class RenderCache:
             self.items.clear()
             self.size = 0
 
-    def put(self, key: tuple[Any, ...], value: Rendered) -> None:
-        cost = value.cost
-        if cost > self.max_bytes // 4:
-            return
+    def put(self, key: Key, value: Value) -> None:
         with self.lock:
-            self.items[key] = value
-            self.size += cost
-            while self.size > self.max_bytes:
-                _, old = self.items.popitem(last=False)
+            old = self.items.pop(key, None)
+            if old is not None:
                 self.size -= old.cost
+            if value.cost > self.max_bytes // 4:
+                return
+            self.items[key] = value
+            self.size += value.cost
+            while self.size > self.max_bytes:
+                _, out = self.items.popitem(last=False)
+                self.size -= out.cost
+
+
+class RenderCache(LeastRecentlyUsed[tuple[Any, ...], Rendered]):
+    """Rendered documents by (path, versions)."""
+
+    # Documents rendered at once by one process, at most; a document renders once at a
+    # time (see ``rendering``).
+    STRIPES = 64
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(max_bytes)
+        self.stripes = [Lock() for _ in range(self.STRIPES)]
+
+    def rendering(self, what: tuple[Any, ...]) -> Lock:
+        """Held while ``what`` is rendered: the requests that find the same document
+        missing after a change wait for one rendering instead of each making their own
+        (after a write, every crawler connection would otherwise render it at once)."""
+        return self.stripes[hash(what) % self.STRIPES]
 
 
 # Render a document: its text in pieces, or None when it does not exist (a 404).
@@ -166,13 +185,12 @@ def sitemap_response(
     if rendered is None:
         with cache.rendering(what):
             rendered = cache.get(key)  # made while this request waited
-            stored = (
-                request.site.finished(state, what, names) if rendered is None and finished else None
-            )
-            if stored is not None:
-                gzipped, size = stored
-                rendered = Rendered(None, gzipped, size, etag, last_modified)
-                cache.put(key, rendered)
+            if rendered is None and finished:
+                stored = request.site.finished(state, what, names)
+                if stored is not None:
+                    gzipped, size = stored
+                    rendered = Rendered(None, gzipped, size, etag, last_modified)
+                    cache.put(key, rendered)
             if rendered is None:
                 found = _render(reader, cache, what, names, render)
                 if found is None:

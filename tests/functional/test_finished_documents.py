@@ -52,12 +52,9 @@ def stored(engine: Any) -> dict[str, bytes]:
 
 
 def served(app: Any, path: str) -> bytes:
-    """``path`` as a process that has rendered nothing serves it."""
+    """``path`` as a process that has rendered and kept nothing serves it."""
     forget_rendered(app)
-    # What the application sends (WebTest would decompress it).
-    response = Request.blank(path, headers={"Accept-Encoding": "gzip"}).get_response(app.app)
-    assert (response.status_int, response.content_encoding) == (200, "gzip")
-    return gzip.decompress(response.body)
+    return served_now(app, path)
 
 
 def drop_all(engine: Any) -> None:
@@ -347,6 +344,7 @@ def served_now(app: Any, path: str) -> bytes:
     """``path`` as the process serves it with nothing rendered, but keeping what its watch
     read."""
     site_of_app(app).render_cache.clear()
+    # What the application sends (WebTest would decompress it).
     response = Request.blank(path, headers={"Accept-Encoding": "gzip"}).get_response(app.app)
     assert (response.status_int, response.content_encoding) == (200, "gzip")
     return gzip.decompress(response.body)
@@ -430,7 +428,7 @@ def test_the_postgresql_watch_reads_the_rows_a_change_stored(app_for, clean_data
     kept = stored(clean_database)["post-sitemap"]
     assert b"/first/" in kept
     wait_until(
-        lambda: any(gzip.decompress(k.gzipped) == kept for k in recent.rows.values()),
+        lambda: any(gzip.decompress(k.gzipped) == kept for k in recent.rows.items.values()),
         "the watch to read the row the change stored",
     )
     mark(clean_database, "post-sitemap")
