@@ -81,7 +81,10 @@ def site_zone(name: str | None) -> tzinfo:
 
 
 def zone_of(session: Any) -> tzinfo:
-    """The time zone of the site in ``session`` (a Session or a Connection)."""
+    """The time zone of the site in ``session`` (a Session or a Connection); a Session
+    that holds the settings already (a write's ``Links``) sends no query."""
+    if isinstance(session, Session):
+        return site_zone(get_settings(session).timezone)
     return site_zone(session.scalar(select(SiteSettings.timezone).where(SiteSettings.id == 1)))
 
 

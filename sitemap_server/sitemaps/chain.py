@@ -4,7 +4,10 @@
    may change the entry or drop it;
 2. the core's rules (``xml.EntryRules``): valid text, URLs in normal form or left out,
    a key and part the database can store, each problem in a log line naming the entry;
-3. its fragment, rendered by the provider's template (``rendering.EntryRenderer``).
+3. its fragment, rendered by the provider's template (``rendering.EntryRenderer``), or
+   the one stored for it when the entry is stored as it is (a fragment is made of what
+   ``StoredEntry`` holds; the template and output settings that render it are the
+   stored ones, else the provider is rebuilt: ``maintenance.unrendered``).
 
 An entry that fails at any step is left out and logged (``failures``), so that no
 provider or plugin, however careless, can store what would break a document.
@@ -13,11 +16,11 @@ provider or plugin, however careless, can store what would break a document.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..hookspecs import implementations
-from .entries import Entry
+from .entries import Entry, StoredEntry
 from .failures import LEFT_OUT, OUTAGE, failed, first_time, of_entry
 from .providers import BuildContext, Provider
 from .rendering import EntryRenderer
@@ -36,12 +39,24 @@ PART_RANGE = range(1, 2**31)
 MAX_LOGGED_PROBLEMS = 3
 
 
+class StoredFragment(NamedTuple):
+    """An entry as stored, with its fragment and the bytes it takes in a page."""
+
+    entry: StoredEntry
+    xml: str
+    size: int
+
+
 def prepared(
-    ctx: BuildContext, provider: Provider, entries: Iterable[Entry]
+    ctx: BuildContext,
+    provider: Provider,
+    entries: Iterable[Entry],
+    stored: Mapping[tuple[int, int], StoredFragment] | None = None,
 ) -> Iterator[tuple[Entry, dict[str, Any]]]:
     """Each of ``entries`` that is stored, as it is stored, with its ``sitemap_entries``
-    row: the whole chain."""
-    return rendered(ctx, provider, stored_form(ctx, provider, entries))
+    row: the whole chain. ``stored``: what is stored of some (by key and part), whose
+    fragments an entry stored as it was takes instead of being rendered again."""
+    return rendered(ctx, provider, stored_form(ctx, provider, entries), stored)
 
 
 def stored_form(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> Iterator[Entry]:
@@ -119,12 +134,21 @@ def _through(
 
 
 def rendered(
-    ctx: BuildContext, provider: Provider, entries: Iterable[Entry]
+    ctx: BuildContext,
+    provider: Provider,
+    entries: Iterable[Entry],
+    stored: Mapping[tuple[int, int], StoredFragment] | None = None,
 ) -> Iterator[tuple[Entry, dict[str, Any]]]:
-    """Each of ``entries`` with its ``sitemap_entries`` row, fragment included; an entry
-    that cannot be rendered (its template raised) is left out, logged."""
+    """Each of ``entries`` with its ``sitemap_entries`` row, fragment included (the
+    stored one when ``stored`` holds the entry as it is); an entry that cannot be
+    rendered (its template raised) is left out, logged."""
     renderer = EntryRenderer(provider, ctx.site_url, ctx.zone)
+    stored = stored or {}
     for entry in entries:
+        old = stored.get((entry.key, entry.part))
+        if old is not None and old.entry == StoredEntry.of(provider.name, entry):
+            yield entry, entry.row(provider.name, old.xml, old.size)
+            continue
         try:
             yield entry, entry.row(provider.name, *renderer.render(entry))
         except OUTAGE:

@@ -62,9 +62,12 @@ SET_PAGE_DATE = (
     .where(_PAGES.c.provider == bindparam("p"), _PAGES.c.page == bindparam("n"))
     .values(lastmod=bindparam("lastmod"), xml=bindparam("xml"))
 )
-# Pages holding one of up to this many keys are found by a statement built once per
-# number of keys; more keys build theirs.
-HOLDING_BUILT = 8
+# Pages holding one of some keys are found by a statement built once for each power of
+# two of keys from 8 to this many (the last key repeated up to it), more keys in batches
+# of this many: building a statement of hundreds of ranges cost a maintainer's pass more
+# than all its queries (bench/varnish_bench.py, the worker under py-spy). 256 ranges stay
+# well within what SQLite parses (an expression 1,000 deep).
+HOLDING_BUILT = 256
 
 
 def overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[Row[Any]]:
@@ -99,33 +102,27 @@ def page_numbers_holding(ctx: BuildContext, provider: str, keys: set[int]) -> li
 
 def _pages_holding(session: Session, provider: str, keys: set[int]) -> list[Row[Any]]:
     """The pages (rows of ``sitemap_pages``) holding any of ``keys``, in order."""
-    if not keys:
-        return []
-    ordered = sorted(keys)
-    if len(ordered) <= HOLDING_BUILT:
-        parameters = {"provider": provider, **{f"k{n}": key for n, key in enumerate(ordered)}}
-        return list(session.execute(_holding(len(ordered)), parameters))
-    query = _holding_query(
-        _PAGES.c.provider == provider,
-        [and_(_PAGES.c.first_key <= key, _PAGES.c.last_key >= key) for key in ordered],
-    )
-    return list(session.execute(query))
+    found: dict[int, Row[Any]] = {}
+    for batch in chunks(sorted(keys), HOLDING_BUILT):
+        count = max(8, 1 << (len(batch) - 1).bit_length())
+        padded = batch + [batch[-1]] * (count - len(batch))
+        parameters = {"provider": provider, **{f"k{n}": key for n, key in enumerate(padded)}}
+        found.update((row.page, row) for row in session.execute(_holding(count), parameters))
+    return [found[page] for page in sorted(found)]
 
 
 @functools.cache
 def _holding(count: int) -> Select[Any]:
     """The pages holding one of ``count`` keys (bound as ``k0`` …)."""
-    return _holding_query(
-        _PAGES.c.provider == bindparam("provider"),
-        [
-            and_(_PAGES.c.first_key <= bindparam(f"k{n}"), _PAGES.c.last_key >= bindparam(f"k{n}"))
-            for n in range(count)
-        ],
+    ranges = [
+        and_(_PAGES.c.first_key <= bindparam(f"k{n}"), _PAGES.c.last_key >= bindparam(f"k{n}"))
+        for n in range(count)
+    ]
+    return (
+        select(_PAGES)
+        .where(_PAGES.c.provider == bindparam("provider"), or_(*ranges))
+        .order_by(_PAGES.c.page)
     )
-
-
-def _holding_query(of_provider: Any, ranges: list[Any]) -> Select[Any]:
-    return select(_PAGES).where(of_provider, or_(*ranges)).order_by(_PAGES.c.page)
 
 
 def page_range(provider: str, page: Any) -> dict[str, Any]:

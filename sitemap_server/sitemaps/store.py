@@ -22,7 +22,7 @@ from ..batches import chunks
 from ..models import SitemapEntry
 from ..models.notifications import ADDED, REMOVED, UPDATED
 from . import journal, newest, touched
-from .chain import prepared
+from .chain import StoredFragment, prepared
 from .changes import UrlChange
 from .entries import Entry, StoredEntry
 from .pages import overfull_pages, page_numbers_holding, recut_pages, refresh_page_dates
@@ -48,9 +48,9 @@ _OF_KEYS = (
     _ENTRIES.c.provider == bindparam("provider"),
     _ENTRIES.c.key.in_(bindparam("keys", expanding=True)),
 )
-STORED_OF_KEYS = STORED.where(*_OF_KEYS)
-# The same with each entry's fragment last: what finished documents are edited with.
-STORED_WITH_XML_OF_KEYS = STORED.add_columns(_ENTRIES.c.xml).where(*_OF_KEYS)
+# The same with each entry's fragment and size last: what an entry stored as it was keeps
+# (``chain.rendered``), and what finished documents are edited with.
+STORED_WITH_XML_OF_KEYS = STORED.add_columns(_ENTRIES.c.xml, _ENTRIES.c.size).where(*_OF_KEYS)
 STORED_OF_PROVIDER = STORED.where(_ENTRIES.c.provider == bindparam("provider"))
 # A provider's stored entries, counted up to one more than a rebuild compares.
 COUNT_UP_TO_COMPARED = select(func.count()).select_from(
@@ -89,27 +89,24 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         return
     session = ctx.session
     before: Stored = {}
-    # The stored fragments too, when finished documents are edited with them.
-    fragments: dict[tuple[int, int], str] | None = {} if ctx.site.finishes_documents else None
+    fragments: dict[tuple[int, int], StoredFragment] = {}
     for batch in chunks(sorted(keys)):
         parameters = {"provider": provider.name, "keys": batch}
-        if fragments is None:
-            rows = session.execute(STORED_OF_KEYS, parameters)
-            before.update({(r.key, r.part): StoredEntry._make(r) for r in rows})
-            continue
         for row in session.execute(STORED_WITH_XML_OF_KEYS, parameters):
-            before[row.key, row.part] = StoredEntry._make(row[:-1])
-            fragments[row.key, row.part] = row.xml
+            entry = StoredEntry._make(row[:-2])
+            before[row.key, row.part] = entry
+            fragments[row.key, row.part] = StoredFragment(entry, row.xml, row.size)
     newest.note_stored(ctx, provider.name, before)  # authors and terms start from them
     content_keys = {k for k in keys if k != 0}
-    # Rendered before they are compared: an entry that cannot be rendered is not stored.
-    fresh = list(prepared(ctx, provider, provider.entries(ctx, content_keys)))
+    # Rendered before they are compared (an entry that cannot be rendered is not stored),
+    # those stored as they are with the fragments they have.
+    fresh = list(prepared(ctx, provider, provider.entries(ctx, content_keys), fragments))
     special: list[tuple[Entry, dict[str, Any]]] = []
     if 0 in keys:
         # The home page and archive are dated from the stored entries (``special_entries``
         # reads them), so the fresh ones must be stored before those are computed.
-        _replace(ctx, provider, content_keys, fresh)
-        special = list(prepared(ctx, provider, provider.special_entries(ctx)))
+        _replace(ctx, provider, content_keys, fresh, before)
+        special = list(prepared(ctx, provider, provider.special_entries(ctx), fragments))
     candidates = fresh + special
     after: Stored = {(e.key, e.part): StoredEntry.of(provider.name, e) for e, _row in candidates}
     if provider.name in ctx.post_providers:  # their authors' and terms' dates follow
@@ -119,9 +116,9 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     changed(ctx, provider)
     _tell(ctx, provider, before, after)
     if 0 in keys:
-        _replace(ctx, provider, {0}, special)
+        _replace(ctx, provider, {0}, special, before)
     else:
-        _replace(ctx, provider, keys, candidates)
+        _replace(ctx, provider, keys, candidates, before)
     kept = set(before) & set(after)
     dated = [
         (key, before[key, part].lastmod, after[key, part].lastmod)
@@ -137,7 +134,7 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
         resized = {k for k in after if _sized(after[k]) != _sized(before[k])}
         overfull = overfull_pages(ctx, provider.name, {key for key, _ in resized})
         recut_from = overfull[0].first_key if overfull else None
-    if fragments is not None:
+    if ctx.site.finishes_documents:
         _note_replaced(ctx, provider, candidates, fragments, recut_from is None)
     if recut_from is not None:
         recut_pages(ctx, provider.name, from_key=recut_from)
@@ -152,7 +149,7 @@ def _note_replaced(
     ctx: BuildContext,
     provider: Provider,
     candidates: list[tuple[Entry, dict[str, Any]]],
-    fragments: dict[tuple[int, int], str],
+    fragments: dict[tuple[int, int], StoredFragment],
     in_place: bool,
 ) -> None:
     """Each stored fragment that changed in place with the one that replaced it; none
@@ -163,8 +160,8 @@ def _note_replaced(
     replaced = {}
     for entry, row in candidates:
         old = fragments.get((entry.key, entry.part))
-        if old is not None and old != row["xml"]:
-            replaced[old] = row["xml"]
+        if old is not None and old.xml != row["xml"]:
+            replaced[old.xml] = row["xml"]
     touched.replaced(ctx, provider.name, replaced)
 
 
@@ -267,11 +264,17 @@ def _replace(
     provider: Provider,
     keys: set[int],
     rows: list[tuple[Entry, dict[str, Any]]],
+    before: Stored,
 ) -> None:
-    """Store the rendered entries ``rows`` in place of the provider's stored ones for ``keys``."""
-    for batch in chunks(sorted(keys)):
+    """Store the rendered entries ``rows`` in place of the provider's stored ones for
+    ``keys`` (``before``, and maybe more): only the keys whose entries differ are
+    written, so a sitemap recomputed whole for one change rewrites that one's rows."""
+    after = {(entry.key, entry.part): StoredEntry.of(provider.name, entry) for entry, _ in rows}
+    differ = {key for key, part in after if before.get((key, part)) != after[key, part]}
+    differ.update(key for key, part in before if key in keys and (key, part) not in after)
+    for batch in chunks(sorted(differ)):
         ctx.session.execute(DELETE_OF_KEYS, {"provider": provider.name, "keys": batch})
-    for some in chunks(row for _entry, row in rows):
+    for some in chunks(row for entry, row in rows if entry.key in differ):
         ctx.session.execute(INSERT_ENTRIES, some)
 
 

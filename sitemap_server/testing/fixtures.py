@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, MetaData, create_engine, insert, inspect, select, text
+from sqlalchemy import Engine, MetaData, create_engine, event, insert, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -413,3 +413,31 @@ def db_snapshot(clean_database: Engine) -> Callable[[], dict[str, list[tuple[Any
             }
 
     return snapshot
+
+
+@pytest.fixture
+def entry_work(
+    api: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[list[tuple[str, int]], list[tuple[str, int]]]]:
+    """Two lists that fill as the maintainer works, for what a write costs it: the
+    (provider, key) of each entry rendered, and of each row written to ``sitemap_entries``."""
+    from ..sitemaps.rendering import EntryRenderer
+
+    rendered: list[tuple[str, int]] = []
+    written: list[tuple[str, int]] = []
+    render = EntryRenderer.render
+
+    def counted(self: EntryRenderer, entry: Any) -> tuple[str, int]:
+        rendered.append((self.provider.name, entry.key))
+        return render(self, entry)
+
+    def inserted(_conn: Any, _cursor: Any, statement: str, *args: Any) -> None:
+        context = args[1]
+        if statement.startswith("INSERT INTO sitemap_entries"):
+            written.extend((row["provider"], row["key"]) for row in context.compiled_parameters)
+
+    monkeypatch.setattr(EntryRenderer, "render", counted)
+    engine = site_of_app(api).database
+    event.listen(engine, "before_cursor_execute", inserted)
+    yield rendered, written
+    event.remove(engine, "before_cursor_execute", inserted)

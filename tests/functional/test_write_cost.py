@@ -73,3 +73,35 @@ def test_a_setting_no_document_shows_rebuilds_nothing(api, marked):
 def test_a_change_of_what_is_listed_rebuilds(api, marked):
     api.patch_json("/api/post-types/post", {"permalink_pattern": "/blog/{slug}/"}, status=200)
     assert not marked("post")
+
+
+def test_entries_recomputed_as_they_were_are_neither_rendered_nor_written(api, testapp, entry_work):
+    """A parent's descendants are recomputed when it changes (their URLs hold its slug);
+    those that come out as they were keep their stored rows and fragments: only the
+    entries a crawler sees change are rendered and written."""
+    body = {"type": "page", "status": "publish", "published_at": JAN}
+    parent = api.post_json("/api/posts", {**body, "title": "Guides"}, status=201).json
+    children = {
+        api.post_json(
+            "/api/posts", {**body, "title": f"Part {n}", "parent": parent["id"]}, status=201
+        ).json["id"]
+        for n in range(3)
+    }
+    apply_changes(api)
+    rendered, written = entry_work
+    rendered.clear()
+    written.clear()
+    api.patch_json(f"/api/posts/{parent['id']}", {"title": "All the guides"}, status=200)
+    apply_changes(api)
+    pages = {key for provider, key in written if provider == "page"}
+    assert parent["id"] in pages  # its lastmod moved
+    assert not children & pages
+    assert not children & {key for provider, key in rendered if provider == "page"}
+    # A slug the children's URLs hold: every one of them is rendered and written again.
+    rendered.clear()
+    written.clear()
+    api.patch_json(f"/api/posts/{parent['id']}", {"slug": "guides-2"}, status=200)
+    apply_changes(api)
+    assert children <= {key for provider, key in written if provider == "page"}
+    assert children <= {key for provider, key in rendered if provider == "page"}
+    assert "http://sitemaps.test/guides-2/part-0/" in url_locs(testapp, "/page-sitemap.xml")

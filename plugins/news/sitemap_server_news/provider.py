@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import exists, or_, select
+from sqlalchemy.orm import lazyload
 
 from sitemap_server.plugin import LANGUAGE_TAG as CORE_LANGUAGE_TAG
 from sitemap_server.plugin import (
@@ -140,9 +141,9 @@ class NewsProvider(Provider):
         if not rows:
             return
         ids = [row.post_id for row in rows]
-        posts = {
-            post.id: post for post in ctx.session.scalars(select(Post).where(Post.id.in_(ids)))
-        }
+        # Terms are not needed here: don't let the relationship load them for every post.
+        of_ids = select(Post).options(lazyload(Post.terms)).where(Post.id.in_(ids))
+        posts = {post.id: post for post in ctx.session.scalars(of_ids)}
         fields = {
             news.post_id: news
             for news in ctx.session.scalars(select(NewsPost).where(NewsPost.post_id.in_(ids)))

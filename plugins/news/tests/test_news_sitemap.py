@@ -25,7 +25,13 @@ from webtest import TestApp
 from sitemap_server.app import site_of_app
 from sitemap_server.models import Post
 from sitemap_server.services import posts as post_service
-from sitemap_server.testing import SITE_URL, browser_stylesheet, parse_sitemap, xml_parser
+from sitemap_server.testing import (
+    SITE_URL,
+    apply_changes,
+    browser_stylesheet,
+    parse_sitemap,
+    xml_parser,
+)
 from sitemap_server_news.provider import KEY_IDS, NewsProvider, order_key
 
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -306,6 +312,23 @@ def test_at_most_1000_newest_posts_are_listed(api, testapp, clock):
     # The newest goes: the 1,001st comes in at the end.
     api.delete("/api/posts/1", status=204)
     assert slugs() == [f"story-{n}" for n in range(2, 1002)]
+
+
+def test_an_edit_renders_and_writes_the_entry_of_that_story_alone(api, testapp, clock, entry_work):
+    """The news sitemap is recomputed whole for an edit of a story (it may move, push the
+    oldest out); the stories that come out as they were keep their stored rows."""
+    stories = [create_post(api, clock, timedelta(hours=n), slug=f"s{n}") for n in range(1, 6)]
+    assert len(listed(testapp)) == 5
+    rendered, written = entry_work
+    rendered.clear()
+    written.clear()
+    update_post(api, stories[2], title="Updated story")
+    apply_changes(api)
+    assert {key % KEY_IDS for name, key in written if name == "news"} == {stories[2]["id"]}
+    assert {key % KEY_IDS for name, key in rendered if name == "news"} == {stories[2]["id"]}
+    items = news_items(testapp)
+    assert [item["loc"].rsplit("/", 2)[-2] for item in items] == ["s3", "s1", "s2", "s4", "s5"]
+    assert [item["title"] for item in items] == ["Updated story"] + ["A story"] * 4
 
 
 # news:publication/name ------------------------------------------------------------------
