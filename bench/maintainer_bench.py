@@ -3,19 +3,20 @@
     .venv/bin/python bench/maintainer_bench.py --posts 1000000                  # SQLite
     scripts/with-postgres .venv/bin/python bench/maintainer_bench.py --db postgresql
 
-Generates a site with bulk SQL (``sitemap_bench.generate``) and builds its sitemaps, then
-records changes as a PATCH would (each post with its author and terms) and times
-``maintenance.apply_pending`` for ``--sizes`` of them (1, 5, 25, and 500: what a
-sitemap request applies at most when changes waited too long), several times each: wall
-time, CPU time (this process, and on PostgreSQL its backend too, from ``/proc``) and SQL
-statements per pass. ``--profile`` prints where 20 passes of one spend their time;
-``--statements`` prints the statements of one pass of 1. ``--journal-cost`` times each
-size again with the change feed's journal left out of the pass (``journal.record`` a
-no-op), turn about with it, to price what the journal adds to a write's pass;
-``--finished-cost`` the same with the finished documents rendered and never edited
-(``finished._edited`` refused), and left out (those the pass changed are dropped, and
-stored again after the pass, unmeasured, so that each pass finds every document stored).
-"""
+Generates a site with bulk SQL (``sitemap_bench.generate``) and builds its sitemaps,
+then records changes as a PATCH would (each post with its author and terms) and times
+``maintenance.apply_pending`` for ``--sizes`` of them (1, 5, 25, and 500: what a sitemap
+request applies at most when changes waited too long), several times each: wall time,
+CPU time (this process, and on PostgreSQL its backend too, from ``/proc``) and SQL
+statements per pass. ``--news N`` loads the installed plugins (video and news) and edits
+N posts first, unmeasured: the news sitemap lists them, and every edit after.
+``--profile`` prints where 20 passes of one spend their time; ``--statements`` prints
+the statements of one pass of 1. ``--journal-cost`` times each size again with the
+change feed's journal left out of the pass (``journal.record`` a no-op), turn about with
+it, to price what the journal adds to a write's pass; ``--finished-cost`` the same with
+the finished documents rendered and never edited (``finished._edited`` refused), and
+left out (those the pass changed are dropped, and stored again after the pass,
+unmeasured, so that each pass finds every document stored)."""
 
 from __future__ import annotations
 
@@ -30,11 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import sitemap_bench
 from common import Statements, drop_all_tables
 from sitemap_bench import blog_shaped, cli, generate
 from sqlalchemy import delete, text
 from sqlalchemy.orm import Session, sessionmaker
-from write_bench import cpu_seconds, write_ini
+from write_bench import cpu_seconds
 
 from sitemap_server.models import FinishedDocument
 from sitemap_server.site import Site
@@ -112,6 +114,13 @@ def main() -> None:
     parser.add_argument("--journal-cost", action="store_true")
     parser.add_argument("--finished-cost", action="store_true")
     parser.add_argument(
+        "--news",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with the installed plugins (video, news), N posts edited just before (the news)",
+    )
+    parser.add_argument(
         "--one-author",
         action="store_true",
         help="as most blogs are: every post by one author and in one category",
@@ -123,7 +132,8 @@ def main() -> None:
         else:
             url = f"sqlite:///{Path(tmp) / 'bench.sqlite'}"
         drop_all_tables(url)
-        ini = write_ini(Path(tmp), url, 0)
+        plugins = args.news is not None
+        ini = sitemap_bench.write_ini(Path(tmp), url, 0, plugins)
         cli(ini, "migrate")
         generate(url, args.posts, args.per_page)
         if args.one_author:
@@ -133,7 +143,7 @@ def main() -> None:
             {
                 "sqlalchemy.url": url,
                 "sitemap_server.site_url": "http://bench.test",
-                "sitemap_server.load_entrypoints": "false",
+                "sitemap_server.load_entrypoints": "true" if plugins else "false",
                 # Stored on SQLite too (auto: on PostgreSQL only), to price them.
                 "sitemap_server.finished_documents": "true",
             }
@@ -142,6 +152,8 @@ def main() -> None:
         statements = Statements(engine)
         backend: list[int] = []
         rng = random.Random(1)
+        if plugins and args.news:  # the news sitemap lists them, and each edit after
+            record(sessions, rng, args.posts, args.news)
         apply(sessions, backend)  # the first pass loads templates and warms caches
         kept_record, kept_store = journal.record, finished._store_changed
         variants = [("", kept_record, kept_store)]
