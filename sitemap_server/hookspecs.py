@@ -77,7 +77,8 @@ def sitemap_providers(session: Session, site: Site) -> list[Provider]:
     its ``order``; it carries its stylesheet (``xsl``, the URL its documents name, and
     ``xsl_asset``, the file served there), and one that reads what the post types' sitemaps
     list (``ListedPosts``) says so with ``depends_on = ("post",)``: it is refreshed after
-    them, whatever its place in the index.
+    them, whatever its place in the index, and asked which of its keys a change reaches
+    (``affected_keys``) once they are, so it reads what crawlers will be served.
 
     A stylesheet need only make its table: it imports the core's
     (``<xsl:import href="main-sitemap.xsl"/>``, the path the core serves it at, read from

@@ -18,7 +18,9 @@ What it holds:
   date) and ``valid_chars`` (text XML 1.0 can hold);
 - what the sitemaps list: ``ListedPosts`` (the posts the post types' sitemaps list, as
   crawlers are served them, and the home page's entry: for a sitemap that lists some of
-  them again), ``stored_keys`` and ``oldest_lastmod`` (of a provider's own entries);
+  them again), ``reached_posts`` (the posts whose entries there a change of some posts
+  may reach: those, their descendants and the descendants' translations),
+  ``stored_keys`` and ``oldest_lastmod`` (of a provider's own entries);
 - content: the models a plugin reads or joins (``Post``, ``PostType``, ``Term``,
   ``post_terms``), ``Base`` and ``UTCDateTime`` for its own tables,
   the length limits of titles and URLs, the shape of a language tag (``LANGUAGE_TAG``,
@@ -91,7 +93,7 @@ from .site import Site
 from .sitemaps.changes import ContentChanges, UrlChange, record
 from .sitemaps.engine import Engine, engine_of
 from .sitemaps.entries import Entry, StoredEntry
-from .sitemaps.listed import ListedPosts, oldest_lastmod, stored_keys
+from .sitemaps.listed import ListedPosts, oldest_lastmod, reached_posts, stored_keys
 from .sitemaps.providers import BuildContext, Provider
 from .sitemaps.xml import valid_chars, w3c
 
@@ -162,6 +164,7 @@ __all__ = [
     "positive_float",
     "positive_int",
     "post_terms",
+    "reached_posts",
     "seconds",
     "send_later",
     "site_of",

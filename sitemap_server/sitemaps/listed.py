@@ -20,7 +20,9 @@ from typing import Any, ClassVar, cast
 from sqlalchemy import ColumnElement, Select, Table, func, select
 
 from ..content.permalinks import home_path
-from ..models import SitemapEntry
+from ..content.translations import group_members
+from ..content.trees import descendants
+from ..models import Post, SitemapEntry
 from .providers import BuildContext
 
 _entries = cast(Table, SitemapEntry.__table__)
@@ -82,3 +84,13 @@ def oldest_lastmod(ctx: BuildContext, sitemap: str) -> datetime | None:
     return ctx.session.scalar(
         select(func.min(_entries.c.lastmod)).where(_entries.c.provider == sitemap)
     )
+
+
+def reached_posts(ctx: BuildContext, posts: set[int]) -> set[int]:
+    """The posts whose entries in the post types' sitemaps a change of ``posts`` (a
+    ``ContentChanges.posts``: the members of their translation groups are in it) may
+    reach, as those sitemaps recompute them: ``posts``, their descendants (a page's URL
+    holds its ancestors' slugs) and the translations of those. What a sitemap that lists
+    posts again recomputes for a change of posts."""
+    moved = descendants(ctx.session, posts)
+    return posts | moved | group_members(ctx.session, Post.type, moved)

@@ -19,7 +19,7 @@ import copy
 import logging
 import zlib
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -236,7 +236,7 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
                 session.execute(delete(table).where(table.provider.not_in([*names, SITE])))
             else:
                 session.execute(delete(table).where(table.provider.in_(sorted(gone))))
-    work: list[tuple[Provider, set[int] | None]] = []
+    work: list[tuple[Provider, Keys]] = []
     for provider in in_refresh_order(providers):
         # A provider the database has no version of was never built here (a plugin just
         # installed, or enabled again after a rebuild without it): build all of it.
@@ -248,27 +248,45 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
             or provider.name in stale
         )
         if whole:
-            keys = None
-        else:
-            try:
-                keys = provider.affected_keys(ctx, changes)
-            except OUTAGE:
-                raise
-            except Exception as error:
-                # Which of its entries the change reaches is unknown: all of them.
-                failed(
-                    ctx, f"the keys a change reaches in the {provider.name} sitemap", error, WHOLE
-                )
-                keys = None
-        if keys is None or keys:
+            work.append((provider, None))
+        elif provider.depends_on:
+            work.append((provider, AskedLater(changes)))
+        elif (keys := affected_keys(ctx, provider, changes)) is None or keys:
             work.append((provider, keys))
     update_all(ctx, work, stored, bulk)
     return ctx.failures
 
 
+@dataclass(frozen=True)
+class AskedLater:
+    """The keys of a provider that reads other sitemaps (``depends_on``): asked of it
+    (``affected_keys``) when its turn comes, once those are refreshed, so that it sees
+    what crawlers will be served (the news sitemap's keys hold the dates of the posts
+    listed there)."""
+
+    changes: ContentChanges
+
+
+Keys = set[int] | None | AskedLater
+
+
+def affected_keys(
+    ctx: BuildContext, provider: Provider, changes: ContentChanges
+) -> set[int] | None:
+    """``provider.affected_keys``; None (all of them) when it fails, logged."""
+    try:
+        return provider.affected_keys(ctx, changes)
+    except OUTAGE:
+        raise
+    except Exception as error:
+        # Which of its entries the change reaches is unknown: all of them.
+        failed(ctx, f"the keys a change reaches in the {provider.name} sitemap", error, WHOLE)
+        return None
+
+
 def update_all(
     ctx: BuildContext,
-    work: list[tuple[Provider, set[int] | None]],
+    work: list[tuple[Provider, Keys]],
     stored: dict[str, datetime | None],
     bulk: bool = False,
 ) -> None:
@@ -280,7 +298,10 @@ def update_all(
     dues = dict(stored)
     try:
         with ctx.session.begin_nested():
-            for provider, keys in work:
+            for provider, asked in work:
+                keys = _asked(ctx, provider, asked)
+                if keys is not None and not keys:
+                    continue
                 update_provider(ctx, provider, keys, stored)
                 if bulk:  # later providers join the entries just stored
                     update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
@@ -297,7 +318,10 @@ def update_all(
         del ctx.failures[failures:]
         stored.clear()
         stored.update(dues)
-    for provider, keys in work:
+    for provider, asked in work:
+        keys = _asked(ctx, provider, asked)
+        if keys is not None and not keys:
+            continue
         contained_update(ctx, provider, keys, stored)
         if bulk:
             update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
@@ -305,6 +329,13 @@ def update_all(
     # stored, whatever was noted; a purge of what was undone costs a cache a miss.
     journal.record(ctx)
     touched.record(ctx)
+
+
+def _asked(ctx: BuildContext, provider: Provider, keys: Keys) -> set[int] | None:
+    """``keys``, asked of ``provider`` now when it was left for later."""
+    if isinstance(keys, AskedLater):
+        return affected_keys(ctx, provider, keys.changes)
+    return keys
 
 
 def contained_update(

@@ -67,7 +67,9 @@ class Provider:
     ``name`` is the URL name (``{name}-sitemap.xml``); ``kind`` names the content kind for
     the exclusion hooks; providers are listed in the index by ``order`` then name;
     ``depends_on`` names the kinds of sitemaps whose stored entries it reads (``"post"``:
-    every post type's, ``listed.ListedPosts``), after which it is refreshed; ``xsl`` is
+    every post type's, ``listed.ListedPosts``), after which it is refreshed and asked
+    which keys a change reaches (``affected_keys`` then reads them as crawlers will be
+    served them); ``xsl`` is
     the URL of the stylesheet its documents point at, and ``xsl_asset`` the file served
     there (a Pyramid asset spec; None: the core's, at ``MAIN_XSL``); ``template`` renders
     one of its entries, the ``<url>`` element (a Chameleon asset spec).

@@ -41,8 +41,8 @@ def bump(engine: Engine) -> None:
 
 
 def etag_within(testapp: Any, seconds: float, unlike: str) -> tuple[str, int]:
-    """The index's ETag once it differs from ``unlike`` (or after ``seconds``), and how
-    many requests it took."""
+    """The index's ETag once it differs from ``unlike`` (or after ``seconds``: a deadline
+    that only ends the wait on a loaded machine), and how many requests it took."""
     deadline = time.monotonic() + seconds
     asked = 0
     while True:
@@ -71,7 +71,7 @@ def test_a_commit_of_another_connection_is_in_the_next_answers(watched, clean_da
         assert until(lambda: watch.listening, 5)
     for _ in range(3):
         bump(clean_database)
-        after, asked = etag_within(testapp, 1.0, unlike=before)
+        after, asked = etag_within(testapp, 10, unlike=before)
         assert after != before
         if sqlite:  # exact: the very next request
             assert asked == 1
@@ -105,7 +105,7 @@ def test_requests_read_the_versions_themselves_while_the_watch_is_cut_off(watche
     # The watch comes back by itself, and is told of the next change.
     assert until(lambda: watch.rows() is not None, 5)
     bump(clean_database)
-    after, _ = etag_within(testapp, 1.0, unlike=cut_off)
+    after, _ = etag_within(testapp, 10, unlike=cut_off)
     assert after != cut_off
 
 
@@ -135,9 +135,9 @@ def test_a_change_that_waited_max_staleness_is_applied_by_a_read_while_watched(
     def listed() -> bool:
         return url in crawler.get("/post-sitemap.xml").text
 
-    assert until(listed, 0.6 + 0.3 + 1.0)
-    waited = time.monotonic() - written
-    assert 0.6 <= waited < 0.6 + 0.3 + 1.0
+    # How soon after that depends on the machine's load: a deadline only ends the wait.
+    assert until(listed, 30)
+    assert time.monotonic() - written >= 0.6
 
 
 def test_a_forked_process_watches_on_a_connection_of_its_own(watched, clean_database):
@@ -155,7 +155,7 @@ def test_a_forked_process_watches_on_a_connection_of_its_own(watched, clean_data
     watch.pid = -1  # as a child sees the parent's watch
 
     bump(clean_database)
-    after, _ = etag_within(testapp, 1.0, unlike=before)
+    after, _ = etag_within(testapp, 10, unlike=before)
     assert after != before
     assert watch.pid == os.getpid()
     if sqlite:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import exists, or_, select
+from sqlalchemy import ColumnElement, Subquery, exists, or_, select
 from sqlalchemy.orm import lazyload
 
 from sitemap_server.plugin import LANGUAGE_TAG as CORE_LANGUAGE_TAG
@@ -27,8 +27,10 @@ from sitemap_server.plugin import (
     Post,
     Provider,
     StoredEntry,
+    chunks,
     oldest_lastmod,
     post_terms,
+    reached_posts,
     stored_keys,
     valid_chars,
     w3c,
@@ -90,54 +92,99 @@ class NewsProvider(Provider):
     xsl_asset = "sitemap_server_news:static/news-sitemap.xsl"
     template = TEMPLATE
 
-    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int] | None:
-        """All of it (at most 1,000 entries) when a change may reach the news: a changed
-        term, a listed post changed, or a recent post; nothing for an old post that is
-        not news (most writes at a large site).
+    def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
+        """The keys of the items a change reaches, as stored and as they are now (a key
+        holds its item's date: an edit moves it): those of the changed posts, of the
+        posts whose listed entries move with them (``reached_posts``), and of the posts
+        in a changed term that news excludes or did. Nothing for posts that are not news,
+        before or after (most writes at a large site).
 
-        While there is news, its stored keys: the engine then compares the fresh entries
-        with those and makes a new version only if what a crawler sees has changed."""
+        All of them when every item may change (the site's title and language), or
+        when the change may move the cut at 1,000 items (push one out, or let the
+        1,001st in): the stored keys and those of the newest 1,000 now. The engine
+        recomputes the keys given and makes a new version only if what a crawler sees
+        has changed."""
         if not (changes.posts or changes.terms or changes.site):
             return set()
         stored = stored_keys(ctx, NAME)
-        if changes.terms or changes.site:  # a term, or the names and languages changed
-            return stored or None
-        listed_posts = {key % KEY_IDS for key in stored}
-        if changes.posts & listed_posts:
-            return stored  # a listed item changed (or left)
-        recent = ctx.session.scalar(
-            select(
-                exists().where(
-                    Post.id.in_(sorted(changes.posts)[:1000]),
-                    or_(
-                        Post.modified_at > ctx.now - WINDOW,
-                        Post.published_at > ctx.now - WINDOW,
-                    ),
-                )
+        if changes.site or len(changes.posts) > MAX_ITEMS:
+            return stored | self._keys(ctx)
+        posts = reached_posts(ctx, set(changes.posts))
+        terms: set[int] = set()
+        for batch in chunks(sorted(changes.terms)):
+            terms.update(
+                ctx.session.scalars(select(NewsTerm.term_id).where(NewsTerm.term_id.in_(batch)))
             )
-        )
-        if recent or len(changes.posts) > 1000:  # it may join the news
-            return stored or None
-        return set()  # old posts that are not news: nothing here changes
+        stale = {key for key in stored if key % KEY_IDS in posts}
+        if terms:
+            stored_posts = sorted({key % KEY_IDS for key in stored})
+            in_terms = select(post_terms.c.post_id).where(
+                post_terms.c.term_id.in_(sorted(terms)), post_terms.c.post_id.in_(stored_posts)
+            )
+            moved = set(ctx.session.scalars(in_terms))
+            stale |= {key for key in stored if key % KEY_IDS in moved}
+        fresh = self._keys(ctx, posts, terms)
+        if not stale and not fresh:
+            return set()
+        after = {key % KEY_IDS for key in (stored - stale) | fresh}
+        if len(stored) >= MAX_ITEMS or len(after) > MAX_ITEMS:
+            return stored | self._keys(ctx)
+        return stale | fresh
 
-    def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
-        settings = news_settings(ctx.session)
-        types = [t for t in settings.post_types or [] if t in ctx.post_providers]
+    def _news(self, ctx: BuildContext) -> Subquery | None:
+        """The news: the newest 1,000 listed posts of the news post types, from the last
+        48 hours, neither flagged "not news" nor in a term news excludes (ListedPosts'
+        columns); None when no post type is news."""
+        types = [t for t in news_settings(ctx.session).post_types or [] if t in ctx.post_providers]
         if not types:
-            return
+            return None
         not_news = exists().where(NewsPost.post_id == ListedPosts.post_id, NewsPost.not_news)
         excluded_term = exists().where(
             post_terms.c.post_id == ListedPosts.post_id,
             NewsTerm.term_id == post_terms.c.term_id,
             NewsTerm.exclude,
         )
-        listed = (
+        return (
             ListedPosts.query(ctx, types=types)
             .where(ListedPosts.lastmod > ctx.now - WINDOW, ~not_news, ~excluded_term)
             .order_by(ListedPosts.lastmod.desc(), ListedPosts.post_id.desc())
             .limit(MAX_ITEMS)
+            .subquery()
         )
-        rows = list(ctx.session.execute(listed))
+
+    def _keys(
+        self, ctx: BuildContext, posts: set[int] | None = None, terms: set[int] | None = None
+    ) -> set[int]:
+        """The keys of the items of the news (of ``posts`` or of a post in ``terms``)."""
+        news = self._news(ctx)
+        if news is None:
+            return set()
+        query = select(news.c.post_id, news.c.lastmod)
+        if posts is not None:
+            reached: ColumnElement[bool] = news.c.post_id.in_(sorted(posts))
+            if terms:
+                in_terms = post_terms.c.term_id.in_(sorted(terms))
+                reached = or_(
+                    reached, exists().where(post_terms.c.post_id == news.c.post_id, in_terms)
+                )
+            query = query.where(reached)
+        return {order_key(row.lastmod, row.post_id) for row in ctx.session.execute(query)}
+
+    def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:
+        news_items = self._news(ctx)
+        if news_items is None:
+            return
+        query = select(news_items).order_by(
+            news_items.c.lastmod.desc(), news_items.c.post_id.desc()
+        )
+        if keys is not None:
+            of_keys = sorted({key % KEY_IDS for key in keys})
+            query = query.where(news_items.c.post_id.in_(of_keys))
+        rows = [
+            row
+            for row in ctx.session.execute(query)
+            if keys is None or order_key(row.lastmod, row.post_id) in keys
+        ]
         if not rows:
             return
         ids = [row.post_id for row in rows]
@@ -148,6 +195,7 @@ class NewsProvider(Provider):
             news.post_id: news
             for news in ctx.session.scalars(select(NewsPost).where(NewsPost.post_id.in_(ids)))
         }
+        settings = news_settings(ctx.session)
         name = valid_chars(settings.publication_name or ctx.settings.title or "").strip()
         name = name or ctx.site_url.split("://", 1)[-1]
         default_language = (

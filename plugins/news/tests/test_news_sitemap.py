@@ -263,6 +263,40 @@ def test_a_page_is_news_only_when_the_settings_say_so(api, testapp, clock):
     assert listed(testapp) == [page["permalink"]]
 
 
+def test_an_item_moves_with_its_parent_and_its_translation_follows(api, testapp, clock):
+    """A parent page's slug is in its children's URLs: a child that is news moves with
+    it, and so do the hreflang alternates of the child's translation, neither of them
+    written (the maintainer reaches them as the page sitemap does)."""
+    news_settings(api, post_types=["page"])
+    guides = create_post(api, clock, timedelta(days=30), type="page", slug="guides")
+    child = create_post(
+        api,
+        clock,
+        type="page",
+        slug="pasta",
+        parent=guides["id"],
+        language="en",
+        translation_group="pasta",
+    )
+    other = create_post(
+        api,
+        clock,
+        timedelta(hours=2),
+        type="page",
+        slug="pates",
+        parent=guides["id"],
+        language="fr",
+        translation_group="pasta",
+    )
+    assert listed(testapp) == [child["permalink"], other["permalink"]]
+    update_post(api, guides, slug="recipes")
+    moved = [f"{SITE_URL}/recipes/pasta/", f"{SITE_URL}/recipes/pates/"]
+    assert listed(testapp) == [f"{SITE_URL}/recipes/", *moved]  # the parent is news now
+    root = fetch(testapp, NEWS_SITEMAP)
+    alternates = {link.get("href") for link in root.iter("{http://www.w3.org/1999/xhtml}link")}
+    assert alternates == set(moved)
+
+
 def test_a_custom_type_added_to_the_settings_becomes_news(api, testapp, clock):
     api.post_json("/api/post-types", {"name": "story", "label": "Stories"}, status=201)
     story = create_post(api, clock, slug="a-story", type="story")
@@ -1059,7 +1093,7 @@ def test_a_post_deleted_while_the_news_is_computed_is_left_out(api, testapp, clo
     kept = create_post(api, clock, slug="kept")
     gone = create_post(api, clock, slug="gone")
     assert set(listed(testapp)) == {kept["permalink"], gone["permalink"]}
-    update_post(api, kept, title="Changed")  # the next pass recomputes the news
+    update_post(api, gone, title="Changed")  # the next pass recomputes its item
     deleted: list[int] = []
     computing = threading.Event()
     entries = NewsProvider.entries

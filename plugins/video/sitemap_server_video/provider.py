@@ -32,8 +32,8 @@ from sitemap_server.plugin import (
     home_path,
     host_of,
     normal_host,
-    page_descendants,
     post_terms,
+    reached_posts,
     w3c,
 )
 
@@ -63,10 +63,10 @@ class VideoProvider(Provider):
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         """Changed posts (their videos are saved with them), and the posts with videos
         in a changed term (a renamed tag is a changed ``video:tag``)."""
-        keys = set(changes.posts)
         # A page's permalink holds its ancestors' slugs: as the post types' providers
-        # do, recompute the descendants of the changed posts (their URLs may have moved).
-        keys |= page_descendants(ctx.session, keys)
+        # do, recompute the descendants of the changed posts (their URLs may have moved)
+        # and the translations of those (their hreflang alternates moved with them).
+        keys = reached_posts(ctx, set(changes.posts))
         has_video = exists().where(Video.post_id == post_terms.c.post_id)
         for batch in chunks(sorted(changes.terms)):
             keys.update(
