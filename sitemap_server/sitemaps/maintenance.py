@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import logging
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -247,12 +247,14 @@ def refresh(session: Session, changes: ContentChanges) -> list[str]:
             or provider.name in changes.providers
             or provider.name in stale
         )
+        keys: Keys
         if whole:
-            work.append((provider, None))
+            keys = None
         elif provider.depends_on:
-            work.append((provider, AskedLater(changes)))
-        elif (keys := affected_keys(ctx, provider, changes)) is None or keys:
-            work.append((provider, keys))
+            keys = AskedLater(changes)
+        else:
+            keys = affected_keys(ctx, provider, changes)
+        work.append((provider, keys))
     update_all(ctx, work, stored, bulk)
     return ctx.failures
 
@@ -298,10 +300,7 @@ def update_all(
     dues = dict(stored)
     try:
         with ctx.session.begin_nested():
-            for provider, asked in work:
-                keys = _asked(ctx, provider, asked)
-                if keys is not None and not keys:
-                    continue
+            for provider, keys in _asked(ctx, work):
                 update_provider(ctx, provider, keys, stored)
                 if bulk:  # later providers join the entries just stored
                     update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
@@ -318,10 +317,7 @@ def update_all(
         del ctx.failures[failures:]
         stored.clear()
         stored.update(dues)
-    for provider, asked in work:
-        keys = _asked(ctx, provider, asked)
-        if keys is not None and not keys:
-            continue
+    for provider, keys in _asked(ctx, work):
         contained_update(ctx, provider, keys, stored)
         if bulk:
             update_planner_statistics(ctx.session, SitemapEntry.__tablename__)
@@ -331,11 +327,16 @@ def update_all(
     touched.record(ctx)
 
 
-def _asked(ctx: BuildContext, provider: Provider, keys: Keys) -> set[int] | None:
-    """``keys``, asked of ``provider`` now when it was left for later."""
-    if isinstance(keys, AskedLater):
-        return affected_keys(ctx, provider, keys.changes)
-    return keys
+def _asked(
+    ctx: BuildContext, work: list[tuple[Provider, Keys]]
+) -> Iterator[tuple[Provider, set[int] | None]]:
+    """Each (provider, keys) of ``work``, the keys left for later asked as its turn comes;
+    a provider the change does not reach is left out."""
+    for provider, keys in work:
+        if isinstance(keys, AskedLater):
+            keys = affected_keys(ctx, provider, keys.changes)
+        if keys is None or keys:
+            yield provider, keys
 
 
 def contained_update(

@@ -81,9 +81,8 @@ def overfull_pages(ctx: BuildContext, provider: str, keys: set[int]) -> list[Row
 
 
 def page_numbers_holding(ctx: BuildContext, provider: str, keys: set[int]) -> list[int]:
-    """The numbers of the pages of ``provider`` holding any of ``keys``: a few keys by
-    their ranges, more by reading every page's bounds once (a statement of thousands of
-    ranges is deeper than SQLite parses)."""
+    """The numbers of the pages of ``provider`` holding any of ``keys``: up to
+    ``HOLDING_BUILT`` keys by their ranges, more by reading every page's bounds once."""
     if len(keys) <= HOLDING_BUILT:
         return [page.page for page in _pages_holding(ctx.session, provider, keys)]
     bounds = ctx.session.execute(
