@@ -62,18 +62,21 @@ class VideoProvider(Provider):
 
     def affected_keys(self, ctx: BuildContext, changes: ContentChanges) -> set[int]:
         """Changed posts (their videos are saved with them), and the posts with videos
-        in a changed term (a renamed tag is a changed ``video:tag``)."""
+        in a changed tag (a renamed tag is a changed ``video:tag``). Other terms reach
+        no video entry but through their posts' URLs, and a write that moves those
+        records the posts (an edit of a post records its category: the category's other
+        videos are not recomputed)."""
         # A page's permalink holds its ancestors' slugs: as the post types' providers
         # do, recompute the descendants of the changed posts (their URLs may have moved)
         # and the translations of those (their hreflang alternates moved with them).
         keys = reached_posts(ctx, set(changes.posts))
         has_video = exists().where(Video.post_id == post_terms.c.post_id)
+        is_tag = exists().where(Term.id == post_terms.c.term_id, Term.taxonomy == TAG_TAXONOMY)
         for batch in chunks(sorted(changes.terms)):
-            keys.update(
-                ctx.session.scalars(
-                    select(post_terms.c.post_id).where(post_terms.c.term_id.in_(batch), has_video)
-                )
+            tagged = select(post_terms.c.post_id).where(
+                post_terms.c.term_id.in_(batch), has_video, is_tag
             )
+            keys.update(ctx.session.scalars(tagged))
         return keys
 
     def entries(self, ctx: BuildContext, keys: set[int] | None) -> Iterator[Entry]:

@@ -23,12 +23,14 @@ from webtest import TestApp
 from sitemap_server.services import posts as post_service
 from sitemap_server.testing import (
     SITE_URL,
+    apply_changes,
     browser_stylesheet,
     parse_sitemap,
     run_worker,
     xml_parser,
 )
 from sitemap_server_video import services as video_service
+from sitemap_server_video.provider import VideoProvider
 
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
@@ -553,6 +555,35 @@ def test_a_deleted_tag_leaves_the_videos_tags_renamed_one_is_renamed_there(api, 
 
     api.patch_json(f"/api/terms/{renamed['id']}", {"name": "new"}, status=200)
     assert videos_of_post(testapp, post)[0]["tags"] == ["kept", "new"]
+
+
+def test_an_edit_recomputes_the_videos_of_its_tags_not_of_its_category(api, testapp, monkeypatch):
+    """A post edit records the post's terms (their sitemaps' dates follow it): the other
+    posts with videos in its tag are recomputed (their ``video:tag`` is the tag's name),
+    not those in its category, which no video entry shows."""
+    category = create_term(api, "Recipes", taxonomy="category")
+    tag = create_term(api, "pasta")
+    edited = create_post(api, slug="edited", terms=[category["id"], tag["id"]])
+    same_tag = create_post(api, slug="same-tag", terms=[tag["id"]])
+    same_category = create_post(api, slug="same-category", terms=[category["id"]])
+    for post in (edited, same_tag, same_category):
+        add_video(api, post)
+    assert len(video_urls(testapp)) == 3
+    recomputed: list[set[int] | None] = []
+    entries = VideoProvider.entries
+
+    def asked(self: Any, ctx: Any, keys: set[int] | None) -> Any:
+        recomputed.append(None if keys is None else set(keys))
+        return entries(self, ctx, keys)
+
+    monkeypatch.setattr(VideoProvider, "entries", asked)
+    update_post(api, edited, title="Edited")
+    apply_changes(api)
+    assert recomputed == [{edited["id"], same_tag["id"]}]
+    assert [videos_of_post(testapp, post)[0]["tags"] for post in (edited, same_tag)] == [
+        ["pasta"],
+        ["pasta"],
+    ]
 
 
 def videos_of_post(app: TestApp, post: dict[str, Any]) -> list[dict[str, Any]]:
