@@ -31,9 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import sitemap_bench
 from common import Statements, drop_all_tables
-from sitemap_bench import blog_shaped, cli, generate
+from sitemap_bench import blog_shaped, cli, generate, write_ini
 from sqlalchemy import delete, text
 from sqlalchemy.orm import Session, sessionmaker
 from write_bench import cpu_seconds
@@ -133,7 +132,7 @@ def main() -> None:
             url = f"sqlite:///{Path(tmp) / 'bench.sqlite'}"
         drop_all_tables(url)
         plugins = args.news is not None
-        ini = sitemap_bench.write_ini(Path(tmp), url, 0, plugins)
+        ini = write_ini(Path(tmp), url, 0, plugins)
         cli(ini, "migrate")
         generate(url, args.posts, args.per_page)
         if args.one_author:

@@ -91,6 +91,10 @@ def reached_posts(ctx: BuildContext, posts: set[int]) -> set[int]:
     ``ContentChanges.posts``: the members of their translation groups are in it) may
     reach, as those sitemaps recompute them: ``posts``, their descendants (a page's URL
     holds its ancestors' slugs) and the translations of those. What a sitemap that lists
-    posts again recomputes for a change of posts."""
-    moved = descendants(ctx.session, posts)
-    return posts | moved | group_members(ctx.session, Post.type, moved)
+    posts again recomputes for a change of posts; read once a refresh, for every such
+    sitemap (the video and news plugins' both ask)."""
+    key = ("reached posts", frozenset(posts))
+    if key not in ctx.memo:
+        moved = descendants(ctx.session, posts)
+        ctx.memo[key] = posts | moved | group_members(ctx.session, Post.type, moved)
+    return set(ctx.memo[key])

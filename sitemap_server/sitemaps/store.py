@@ -101,14 +101,15 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     # Rendered before they are compared (an entry that cannot be rendered is not stored),
     # those stored as they are with the fragments they have.
     fresh = list(prepared(ctx, provider, provider.entries(ctx, content_keys), fragments))
+    after = _stored(provider, fresh)
     special: list[tuple[Entry, dict[str, Any]]] = []
     if 0 in keys:
         # The home page and archive are dated from the stored entries (``special_entries``
         # reads them), so the fresh ones must be stored before those are computed.
-        _replace(ctx, provider, content_keys, fresh, before)
+        _replace(ctx, provider, content_keys, fresh, before, after)
         special = list(prepared(ctx, provider, provider.special_entries(ctx), fragments))
+        after |= _stored(provider, special)
     candidates = fresh + special
-    after: Stored = {(e.key, e.part): StoredEntry.of(provider.name, e) for e, _row in candidates}
     if provider.name in ctx.post_providers:  # their authors' and terms' dates follow
         newest.note(ctx, keys, before, after)
     if after == before:
@@ -116,9 +117,9 @@ def refresh_provider(ctx: BuildContext, provider: Provider, keys: set[int] | Non
     changed(ctx, provider)
     _tell(ctx, provider, before, after)
     if 0 in keys:
-        _replace(ctx, provider, {0}, special, before)
+        _replace(ctx, provider, {0}, special, before, after)
     else:
-        _replace(ctx, provider, keys, candidates, before)
+        _replace(ctx, provider, keys, candidates, before, after)
     kept = set(before) & set(after)
     dated = [
         (key, before[key, part].lastmod, after[key, part].lastmod)
@@ -265,17 +266,23 @@ def _replace(
     keys: set[int],
     rows: list[tuple[Entry, dict[str, Any]]],
     before: Stored,
+    after: Stored,
 ) -> None:
     """Store the rendered entries ``rows`` in place of the provider's stored ones for
-    ``keys`` (``before``, and maybe more): only the keys whose entries differ are
-    written, so a sitemap recomputed whole for one change rewrites that one's rows."""
-    after = {(entry.key, entry.part): StoredEntry.of(provider.name, entry) for entry, _ in rows}
-    differ = {key for key, part in after if before.get((key, part)) != after[key, part]}
+    ``keys`` (``before``, and maybe more; ``after``: what each row stores): only the keys
+    whose entries differ are written, so a sitemap recomputed whole for one change
+    rewrites that one's rows."""
+    differ = {e.key for e, _ in rows if before.get((e.key, e.part)) != after[e.key, e.part]}
     differ.update(key for key, part in before if key in keys and (key, part) not in after)
     for batch in chunks(sorted(differ)):
         ctx.session.execute(DELETE_OF_KEYS, {"provider": provider.name, "keys": batch})
     for some in chunks(row for entry, row in rows if entry.key in differ):
         ctx.session.execute(INSERT_ENTRIES, some)
+
+
+def _stored(provider: Provider, rows: list[tuple[Entry, dict[str, Any]]]) -> Stored:
+    """What ``rows`` store, by key and part."""
+    return {(entry.key, entry.part): StoredEntry.of(provider.name, entry) for entry, _ in rows}
 
 
 def _insert(ctx: BuildContext, provider: Provider, entries: Iterable[Entry]) -> None:

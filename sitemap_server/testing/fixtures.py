@@ -431,8 +431,9 @@ def entry_work(
         rendered.append((self.provider.name, entry.key))
         return render(self, entry)
 
-    def inserted(_conn: Any, _cursor: Any, statement: str, *args: Any) -> None:
-        context = args[1]
+    def inserted(
+        _conn: Any, _cursor: Any, statement: str, _parameters: Any, context: Any, _many: bool
+    ) -> None:
         if statement.startswith("INSERT INTO sitemap_entries"):
             written.extend((row["provider"], row["key"]) for row in context.compiled_parameters)
 
