@@ -34,6 +34,13 @@ and visible through Varnish, the Varnish purges the worker stored and how long t
 waited to be sent (the outbox's own dates), and, for "writes alone", CPU time per write.
 Medians over ``--runs`` follow, then the issue's targets.
 
+Each program runs in a session of its own (pserve, varnishd, the worker, wrk; PostgreSQL
+is started by ``scripts/with-postgres``), as a service manager starts services: with the
+kernel's autogroup scheduling (on on this machine), the CPU is shared between them,
+not between all their threads. In one session Varnish's 32 busy threads left the Python
+processes a sliver of the two cores: reads kept 85 % of their rate, but the writes were
+applied seconds late (visible p99 8.0 s, 39 of 50 PATCHes a second answered).
+
 wrk runs ``-t2 -c32 -d10s`` by default: on two cores, one wrk thread was the limit (16,000
 to 19,000 cached reads a second against 25,000 with two, both cores busy either way),
 and 16 keep-alive connections a thread keep Varnish's threads busy without the queueing
@@ -414,7 +421,9 @@ def wrk(base: str, deployment: Deployment, args: argparse.Namespace) -> dict[str
         "READ_THREADS": str(args.threads),
     }
     with tempfile.TemporaryFile() as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
+        process = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         try:
             _, status, usage = os.wait4(process.pid, 0)
         except BaseException:

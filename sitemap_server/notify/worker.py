@@ -2,7 +2,9 @@
 outbox produces, after commit, never twice.
 
 Every ``maintainer.poll_seconds`` (0.1 s; 0.5 s on SQLite) it applies the change log to the sitemaps
-(``apply_pending``, batch after batch while there is more). Each notification pass
+(``apply_pending``, batch after batch while each is full: a steady stream of writes is
+applied in batches a poll apart) and sends each batch's purges once it is committed. Each
+notification pass
 (``run_once``, every ``notify.poll_seconds``):
 
 1. applies the change log and brings scheduled posts live (``catch_up``), so they are
@@ -10,8 +12,10 @@ Every ``maintainer.poll_seconds`` (0.1 s; 0.5 s on SQLite) it applies the change
 2. once a burst of changes has gone quiet, turns it into notifications (``coalesce``);
 3. claims due notifications one at a time and sends each outside any transaction.
 
-With nothing to apply, it stores the finished documents that have none for the versions
-now (``finish``; ``sitemaps/finished.py``), a moment at a time.
+With nothing to apply, it sends what another maintainer stored (a request's or a
+command's purges) if the sitemaps changed since it last looked, and stores the finished
+documents that have none for the versions now (``finish``; ``sitemaps/finished.py``), a
+moment at a time.
 
 A claim is a lease: ``lease_until`` and ``claimed_by`` are set in a short transaction
 (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent workers skip each other's rows;
@@ -123,8 +127,10 @@ class Worker:
         self.presence = Presence(site.database)
         # The database was unavailable at the last pass (logged once, and once when back).
         self.outage: str | None = None
-        # The versions at which no finished document was left to store (``finish``).
+        # The versions at which no finished document was left to store (``finish``),
+        # and those it last saw with nothing to apply (``idle``).
         self._finished_at: Any = None
+        self._seen_at: Any = None
 
     @property
     def http(self) -> requests.Session:
@@ -166,11 +172,11 @@ class Worker:
         return attempts
 
     def maintain(self, sent: list[dict[str, Any]] | None = None) -> int:
-        """Apply the change log to the sitemaps, batch after batch, until none is left or
-        another maintainer is at work; the number of changes applied. What is due once a
-        batch is committed (its purges) is sent then, not after the last batch: under a
-        steady stream of writes the log may not be empty for a long while. The attempts
-        made are added to ``sent``."""
+        """Apply the change log to the sitemaps, batch after batch while each is full
+        (``Engine.apply``), unless another maintainer is at work; the number of changes
+        applied. What is due once a batch is committed (its purges) is sent then, not
+        after the last batch: an import's batches take a while. The attempts made are
+        added to ``sent``."""
 
         def batch_applied(_count: int) -> None:
             attempts = self.send_due()
@@ -191,7 +197,7 @@ class Worker:
                     next_pass = time.monotonic() + self.config.poll_seconds
                     self.run_once()
                 elif self.maintain() == 0:  # and the purges of each batch, as it is applied
-                    self.finish()
+                    self.idle()
             except Exception as error:
                 self._failed(error)
             else:
@@ -202,14 +208,29 @@ class Worker:
         self.presence.release()
         log.info("worker %s stopped", self.name)
 
-    def finish(self) -> int:
-        """With nothing to apply: store finished documents that have no row for the
-        versions now (``Engine.finish``), a moment at a time, until none is left; looked
-        for again when the versions have changed. How many it stored."""
-        if not self.site.finishes_documents:
-            return 0
+    def idle(self) -> None:
+        """Nothing to apply: if the sitemaps changed since the worker last looked, send
+        what is due (``send_due``), then store the finished documents they lack
+        (``finish``). Its own batches' purges are sent as each is applied; this sends
+        those another maintainer stored (a request that found a scheduled post due, a
+        command) within a poll, not at the next notification pass."""
         with self.site.reader.versions_engine.connect() as conn:
             versions = conn.execute(VERSION_NUMBERS).all()
+        if versions != self._seen_at:
+            self._seen_at = versions
+            self.send_due()
+        self.finish(versions)
+
+    def finish(self, versions: Any = None) -> int:
+        """Store finished documents that have no row for the versions now
+        (``Engine.finish``), a moment at a time, until none is left; looked for again
+        when the versions have changed (``versions``: read now if not given). How many
+        it stored."""
+        if not self.site.finishes_documents:
+            return 0
+        if versions is None:
+            with self.site.reader.versions_engine.connect() as conn:
+                versions = conn.execute(VERSION_NUMBERS).all()
         if versions == self._finished_at:
             return 0
         stored = self.site.engine.finish()

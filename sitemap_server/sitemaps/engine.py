@@ -53,9 +53,10 @@ class Engine:
     # The maintainer ----------------------------------------------------------------------
 
     def apply(self, progress: Callable[[int], object] | None = None) -> int:
-        """Apply the change log, batch after batch (each in a transaction of its own),
-        unless another maintainer is at work; how many changes were applied
-        (``maintenance.apply_all``; ``progress`` hears each batch's count)."""
+        """Apply the change log as it is now, batch after batch (each in a transaction of
+        its own), unless another maintainer is at work; how many changes were applied
+        (``maintenance.apply_all``: what is written meanwhile is left to the next call;
+        ``progress`` hears each batch's count)."""
         return maintenance.apply_all(self.site.sessions, progress)
 
     def apply_some(self, limit: int, wait: bool = True) -> int | None:

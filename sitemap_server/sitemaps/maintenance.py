@@ -100,14 +100,20 @@ def _cheaper_to_rebuild(session: Session) -> bool:
 def apply_all(
     sessions: sessionmaker[Session], progress: Callable[[int], object] | None = None
 ) -> int:
-    """Apply the change log batch after batch, each in a transaction of its own, until
-    none is left or another maintainer is at work; how many were applied. ``progress``
-    hears how many each batch applied (a rebuild: all that waited)."""
+    """Apply the change log batch after batch, each in a transaction of its own, while
+    each batch is full (``APPLY_BATCH``) and no other maintainer is at work; how many were
+    applied. A batch that was not full took all that waited when it began: what was
+    written meanwhile is left to the next call, so that under a steady stream of writes
+    the changes are applied in batches a poll apart rather than a few at a time, back to
+    back (a pass costs much the same for one change as for ten). ``progress`` hears how
+    many each batch applied (a rebuild: all that waited)."""
     applied = 0
     while count := apply_some(sessions, APPLY_BATCH, may_rebuild=True):
         applied += count
         if progress is not None:
             progress(count)
+        if count < APPLY_BATCH:
+            break
     return applied
 
 
@@ -417,8 +423,8 @@ def _is_large(session: Session) -> bool:
 
 
 def catch_up(session: Session, wait: bool = True) -> bool:
-    """Bring the stored sitemaps up to date now: apply the whole change log (waiting for
-    a maintainer at work to finish), the providers whose ``due_at`` has passed (scheduled
+    """Bring the stored sitemaps up to date now: apply the change log as it is (waiting
+    for a maintainer at work to finish), the providers whose ``due_at`` has passed (scheduled
     posts going live), and build those never built. Safe to run from several processes
     at once: the second finds nothing left to do. Whether anything was done. Without
     ``wait``, nothing when a maintainer is at work (it, or a later call, does it)."""
@@ -429,8 +435,12 @@ def catch_up(session: Session, wait: bool = True) -> bool:
         return False
     applied = 0
     # Held already: the try-lock of apply_pending takes it again (advisory locks nest).
+    # What waits now, not what is written meanwhile (as ``apply_all``): under a steady
+    # stream of writes this transaction would never end, and none of it be served.
     while count := apply_pending(session):
         applied += count
+        if count < APPLY_BATCH:
+            break
     now = utcnow()
     state = stored_state(session)
     stored = state.due

@@ -90,10 +90,18 @@ def running(
 ) -> Iterator[str]:
     """A server started with ``command``, listening on ``port`` of 127.0.0.1: its base URL
     once ``ready_path`` answers (within ``SERVER_STARTUP_SECONDS``). Its output goes to
-    ``log``; it is stopped afterwards, whatever happens."""
+    ``log``; it is stopped afterwards, whatever happens. It runs in a session of its own,
+    as a service manager starts a service: the kernel then shares the CPU between it and
+    the other programs, not between all their threads (a cache's dozens of busy threads
+    would leave a server a sliver of it; ``bench/varnish_bench.py``)."""
     with log.open("wb") as output:
         process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT
+            command,
+            cwd=cwd,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -145,7 +153,8 @@ def worker_process(
     config: str, env: dict[str, str], log: Path, *args: str, cwd: Path = PROJECT_ROOT
 ) -> Iterator[subprocess.Popen[bytes]]:
     """A real ``sitemap-server --config CONFIG worker ARGS`` in ``env``, its output added
-    to ``log``; stopped afterwards if it still runs (SIGTERM, then SIGKILL)."""
+    to ``log``, in a session of its own (as ``running``); stopped afterwards if it still
+    runs (SIGTERM, then SIGKILL)."""
     with log.open("ab") as output:
         process = subprocess.Popen(
             [str(PSERVE.parent / "sitemap-server"), "--config", config, "worker", *args],
@@ -153,6 +162,7 @@ def worker_process(
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         yield process

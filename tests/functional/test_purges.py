@@ -11,6 +11,7 @@ with the tags in ``xkey-purge``.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sitemap_server.models import Notification
-from sitemap_server.testing import SITE_URL, run_worker
+from sitemap_server.testing import SITE_URL, run_worker, wait_until
 
 JAN = "2024-01-10T12:00:00+00:00"
 
@@ -226,3 +227,46 @@ def test_each_batchs_purge_is_sent_before_the_next_batch_is_applied(
     assert purges and len(attempts) >= len(purges)
     # The first was sent while changes still waited to be applied.
     assert waiting[0] > 0, waiting
+
+
+def test_a_purge_another_maintainer_stored_is_sent_within_the_apply_poll(
+    site, search_engine, monkeypatch
+):
+    """A request that finds a scheduled post due, or a command, applies the change log
+    itself and stores its purge: a worker that applies nothing sends it at its next look
+    (``maintainer.poll_seconds``), not at its next notification pass (an hour here)."""
+    from dataclasses import replace
+
+    from sitemap_server.app import site_of_app
+    from sitemap_server.notify.worker import Worker
+
+    new_post(site, 1)
+    site.get("/sitemap_index.xml")
+    run_worker(site)
+    # This worker never applies a change: whatever it sends, another maintainer stored.
+    monkeypatch.setattr(Worker, "maintain", lambda worker, sent=None: 0)
+    app_site = site_of_app(site)
+    worker = Worker(app_site, replace(app_site.notify, poll_seconds=3600), apply_poll_seconds=0.05)
+    first_pass = threading.Event()
+    once = worker.run_once
+    monkeypatch.setattr(worker, "run_once", lambda: (once(), first_pass.set()))
+    stop = threading.Event()
+    thread = threading.Thread(target=worker.run, args=(stop,))
+    thread.start()
+    try:
+        wait_until(first_pass.is_set, "the worker's first pass")
+        search_engine.requests.clear()
+        new_post(site, 2)
+        site.get("/sitemap_index.xml")  # every request applies what waits (the tests')
+
+        def purged_the_page() -> bool:
+            return any(
+                "doc:post-sitemap" in request["headers"]["xkey-purge"].split()
+                for request in search_engine.received(path="/", method="PURGE")
+            )
+
+        wait_until(purged_the_page, "the worker to send the purge", seconds=30)
+    finally:
+        stop.set()
+        thread.join()
+        worker.close()

@@ -286,3 +286,58 @@ def test_the_worker_applies_the_log_more_rarely_on_sqlite_unless_told(app_with):
     sqlite = site_of_app(app_with()).database.dialect.name == "sqlite"
     assert poll() == (0.5 if sqlite else 0.1)
     assert poll(**{"sitemap_server.maintainer.poll_seconds": "0.25"}) == 0.25
+
+
+def test_changes_written_during_a_pass_wait_for_the_next_call(
+    wsgi_app, api, testapp, clean_database, monkeypatch
+):
+    """Under a steady stream of writes the maintainer applies them in batches a poll
+    apart, not back to back a few at a time (a pass costs much the same for one change
+    as for ten): a batch that was not full ends the call, and what was written meanwhile
+    waits for the next. Full batches follow each other at once (an import)."""
+    testapp.get("/sitemap_index.xml")
+    engine = site_of_app(wsgi_app).engine
+    create_post(api, title="First", slug="first")
+    written: list[Any] = []
+
+    def write_meanwhile(count: int) -> None:
+        if not written:
+            written.append(create_post(api, title="Meanwhile", slug="meanwhile"))
+
+    assert engine.apply(progress=write_meanwhile) == 1
+    assert stored(clean_database)[2] == 1  # the change written meanwhile waits
+    assert engine.apply() == 1
+    assert stored(clean_database)[2] == 0
+
+    monkeypatch.setattr(maintenance, "APPLY_BATCH", 1)  # every batch full
+    monkeypatch.setattr(maintenance, "_cheaper_to_rebuild", lambda session: False)
+    for n in (1, 2):
+        create_post(api, title=f"Batch {n}", slug=f"batch-{n}")
+    assert engine.apply() == 2
+    assert stored(clean_database)[2] == 0
+
+
+def test_catching_up_applies_the_log_as_it_was_not_what_is_written_meanwhile(
+    wsgi_app, api, testapp, clean_database, monkeypatch
+):
+    """``catch_up`` (a request that finds a scheduled post due, the worker's notification
+    pass, ``check``) works in one transaction: chasing what is written meanwhile, under a
+    steady stream of writes, it would never commit and none of it would be served."""
+    from sitemap_server.sitemaps.changes import ContentChanges, log
+
+    testapp.get("/sitemap_index.xml")
+    post = create_post(api, title="First", slug="first").json["id"]
+    refresh = maintenance.refresh
+    written: list[int] = []
+
+    def refresh_while_written(session: Any, changes: Any) -> Any:
+        done = refresh(session, changes)
+        if not written:  # a change recorded while the first batch is applied
+            log(session, ContentChanges(posts={post}))
+            written.append(post)
+        return done
+
+    monkeypatch.setattr(maintenance, "refresh", refresh_while_written)
+    with site_of_app(wsgi_app).sessions.begin() as session:
+        assert maintenance.catch_up(session) is True
+    assert written and stored(clean_database)[2] == 1  # left to the next pass
