@@ -29,9 +29,7 @@ from sitemap_server.app import main as make_app
 from sitemap_server.app import site_of_app
 
 
-def built_site(
-    db: str, posts: int, directory: Path, plugins: bool = False
-) -> tuple[Any, TestApp]:
+def built_site(db: str, posts: int, directory: Path, plugins: bool = False) -> tuple[Any, TestApp]:
     """A generated site of ``posts`` posts with its sitemaps built, and the application
     in-process (no request applies the change log; with ``plugins``, the installed
     plugins loaded) with a client that holds a token."""
