@@ -5,9 +5,10 @@
 
 Generates a site with bulk SQL (``sitemap_bench.generate``), then sends ``--patches``
 PATCHes of post titles (``--slug``: of slugs, each new, as ``varnish_bench.py`` sends
-them; ``--plugins``: with the installed plugins loaded) through WebTest (no HTTP server, no worker: the API's own cost,
-the maintainer's is ``maintainer_bench.py``'s) and prints the statements of one and the
-CPU time per PATCH of this process (on PostgreSQL the backend's is not included).
+them; ``--plugins``: with the installed plugins loaded) through WebTest (no HTTP server,
+no worker: the API's own cost, the maintainer's is ``maintainer_bench.py``'s) and prints
+the statements of one and the CPU time per PATCH of this process (on PostgreSQL the
+backend's is not included).
 """
 
 from __future__ import annotations
