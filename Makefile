@@ -40,11 +40,15 @@ lint: install
 # plugin (PostgreSQL): the core must work alone and beside them (S-501).
 # The browser tests (tests/e2e: headless Debian Chromium against a real server, which loads
 # every installed plugin) run once, with the plugins' tests.
+# The tests of sitemap-server sync-wordpress read a real WordPress (Debian's wordpress,
+# MariaDB, php-fpm and nginx, installed with apt if they are missing; each test starts
+# its own in a temporary directory on 127.0.0.1).
 # The deployment tests (tests/deploy: wheels installed without extras into a fresh venv,
 # production.ini alone in a directory, migrate, serve, uninstall a plugin; the reference
 # Varnish deployment of deploy/varnish, with Debian's varnish and varnish-modules
 # installed with apt if they are missing) run once, on PostgreSQL.
 test-sqlite: install
+	scripts/ensure-wordpress
 	SITEMAP_SERVER_TEST_PLUGINS=none $(PYTEST) tests --ignore=tests/e2e --ignore=tests/deploy \
 		--ignore=$(FUZZ)
 	SITEMAP_SERVER_TEST_PLUGINS=none $(BIN)/pytest $(FUZZ)
@@ -53,6 +57,7 @@ test-sqlite: install
 
 test-postgres: install
 	scripts/ensure-varnish
+	scripts/ensure-wordpress
 	scripts/with-postgres sh -c \
 		'$(PYTEST) tests --ignore=tests/e2e --ignore=$(FUZZ) $(PLUGIN_TESTS) && $(BIN)/pytest $(FUZZ)'
 

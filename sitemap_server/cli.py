@@ -249,6 +249,38 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
             apply_changes(site, quiet=args.quiet)
 
 
+def cmd_sync_wordpress(args: argparse.Namespace) -> int | None:
+    import json
+
+    from .wordpress import sync
+
+    with open_site(args.config) as site:
+        if args.status:
+            with site.sessions() as session:
+                print(json.dumps(sync.status(session), indent=2, ensure_ascii=False))
+            return None
+        if not args.url:
+            raise CommandError("give the WordPress to read: sitemap-server sync-wordpress URL")
+        try:
+            auth = sync.credentials_from_environment()
+            run = sync.sync(site, args.url, auth)
+        except sync.rest.WordPressError as error:
+            if error.temporary:
+                print(
+                    f"sitemap-server: {args.url}: {error}; try again: the next run starts "
+                    "where this one stopped",
+                    file=sys.stderr,
+                )
+                return 75  # EX_TEMPFAIL
+            raise CommandError(
+                f"{args.url}: {error}; the next run starts where this one stopped"
+            ) from None
+        for line in run.summary():
+            print(line)
+        apply_changes(site, quiet=args.quiet)
+    return None
+
+
 def cmd_export(args: argparse.Namespace) -> None:
     from .services.exporter import export
 
@@ -588,6 +620,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="delete what an earlier import of the same site made and the export no longer has",
     )
     wordpress.set_defaults(func=cmd_import_wordpress)
+
+    sync = commands.add_parser(
+        "sync-wordpress",
+        help="bring in what changed in a WordPress since the last run, through its REST API",
+    )
+    sync.add_argument(
+        "url",
+        nargs="?",
+        help="the WordPress (its address; credentials from SITEMAP_SERVER_WORDPRESS_USER "
+        "and SITEMAP_SERVER_WORDPRESS_PASSWORD, an application password; else anonymous)",
+    )
+    sync.add_argument("--status", action="store_true", help="each WordPress followed, as JSON")
+    sync.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    sync.set_defaults(func=cmd_sync_wordpress)
 
     exp = commands.add_parser(
         "export", help="write the content as newline-delimited JSON that import reads back"

@@ -46,6 +46,7 @@ from .sitemaps import (
     SitemapPage,
     SitemapVersion,
 )
+from .wordpress import WordPressSync
 
 if TYPE_CHECKING:
     from ..site import Site
@@ -75,6 +76,7 @@ __all__ = [
     "SitemapVersion",
     "Taxonomy",
     "Term",
+    "WordPressSync",
     "get_engine",
     "get_session_factory",
     "get_tm_session",

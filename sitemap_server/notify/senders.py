@@ -67,7 +67,7 @@ def send(
         result.outcome,
         response.status_code,
         result.error,
-        retry_after=_retry_after(response.headers.get("Retry-After")),
+        retry_after=retry_after(response.headers.get("Retry-After")),
         duration_ms=_since(started),
         answer=answer,
     )
@@ -83,7 +83,7 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after(value: str | None) -> float | None:
     if not value:
         return None
     if value.strip().isdigit():

@@ -32,8 +32,8 @@ import json
 import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import IO, Any, NamedTuple, cast
@@ -351,21 +351,47 @@ def import_wordpress(
     :raises wxr.WxrError: the file is not a WordPress export, or malformed.
     :raises ServiceError: an item the site cannot take, naming its line in the export.
     """
-    with open_export() as stream:
-        survey = _survey(stream)
+
+    @contextmanager
+    def read() -> Iterator[Iterable[wxr.Record]]:
+        with open_export() as stream:
+            yield wxr.read(stream)
+
+    return import_records(session, read, validate, progress, prune, post_pattern, keep_going)
+
+
+def import_records(
+    session: Session,
+    read: Callable[[], AbstractContextManager[Iterable[wxr.Record]]],
+    validate: LineValidator,
+    progress: Callable[[int], None] | None = None,
+    prune: bool = False,
+    post_pattern: str | None = None,
+    keep_going: bool = False,
+    listed: Iterable[int] = (),
+) -> Report:
+    """``import_wordpress`` of the records ``read`` gives (read twice): an export's, or
+    those a sync made of WordPress's REST API (``sync.py``), in the order an export has
+    them (the channel, its authors and terms, then the items). With ``prune``, the posts
+    of ``listed`` (WordPress ids) count as named, as the items are: a sync names the
+    posts it did not fetch again, and the others are deleted."""
+    with read() as records:
+        survey = _survey(records)
     report = Report()
-    with held_back(session), open_export() as stream:
+    with held_back(session), read() as records:
         importer = _Import(
             session, survey, validate, report, progress, prune, post_pattern, keep_going
         )
-        importer.run(stream)
+        for post_id in listed:
+            importer.seen_posts.add(post_id)
+        importer.run(records)
     report.failed = importer.objects.failures.by_line()
     return report
 
 
-def _survey(stream: IO[bytes]) -> Survey:
+def _survey(records: Iterable[wxr.Record]) -> Survey:
     survey = Survey()
-    for record in wxr.read(stream):
+    for record in records:
         if isinstance(record, wxr.Channel):
             survey.site = record.base_blog_url or record.link or record.base_site_url
         elif isinstance(record, wxr.WpTerm):
@@ -544,11 +570,11 @@ class _Import:
         self.waiting: dict[int, list[wxr.WpItem]] = {}
         self.held_terms: dict[tuple[str, str], list[wxr.WpTerm]] = {}
 
-    def run(self, stream: IO[bytes]) -> None:
+    def run(self, records: Iterable[wxr.Record]) -> None:
         self._prepare_zone()
         self._prepare_types()
         window: list[wxr.WpItem] = []
-        for record in wxr.read(stream):
+        for record in records:
             if isinstance(record, wxr.WpItem):
                 window.append(record)
                 if len(window) >= BATCH:

@@ -1,0 +1,406 @@
+"""Following a live WordPress (issue 35): ``sitemap-server sync-wordpress URL``.
+
+A run reads WordPress's REST API (``rest.py``) and imports what it read through the WXR
+import (``importer.import_records``), as records of an export: the mapping is the
+import's, exactly. What it reads:
+
+1. the site (``/wp-json/``), its post types and taxonomies, its users, and every term of
+   those taxonomies (terms have no date to ask by; a term list is short);
+2. every post id of each type, 100 a request (``_fields=id``): what WordPress still shows;
+3. the posts of each type modified since the run before (its cursor, ``modified_after``),
+   and those of step 2 that this site does not have yet (a scheduled post WordPress
+   published, a post restored from the trash: their date of change did not move);
+4. for each batch of ``CHUNK`` posts, their ancestors (a page's path is made of its
+   parents') and their attachments (images, featured images).
+
+Each batch is imported, and its cursor moved, in a transaction of its own: a run cut
+short (WordPress stopped, the process killed) resumes from the last batch committed.
+Then what the site had from this WordPress and it no longer shows (deleted, trashed,
+unpublished for an anonymous sync) is deleted, as ``import-wordpress --prune`` deletes
+it; what the sync did not create (another source's objects, the admin API's) is never
+touched. Every run is recorded (``WordPressSync``): its start and end, the cursors,
+what it read and did by kind, the requests it made, and its error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..models import ImportedObject, WordPressSync
+from ..models.meta import utcnow
+from . import rest, wxr
+from .importer import Report, import_records
+
+if TYPE_CHECKING:
+    import requests
+
+    from ..site import Site
+
+log = logging.getLogger(__name__)
+
+# Posts imported, and their cursor moved, per transaction.
+CHUNK = 500
+# Ancestors looked for, generation after generation, at most.
+MAX_DEPTH = 50
+USER = "SITEMAP_SERVER_WORDPRESS_USER"
+PASSWORD = "SITEMAP_SERVER_WORDPRESS_PASSWORD"
+
+
+def credentials_from_environment() -> tuple[str, str] | None:
+    """The user and application password to read WordPress as (``USER``, ``PASSWORD``),
+    or None: anonymous, public content only."""
+    user, password = os.environ.get(USER, ""), os.environ.get(PASSWORD, "")
+    if not user and not password:
+        return None
+    if not user or not password:
+        raise rest.WordPressError(f"set both {USER} and {PASSWORD}, or neither")
+    return (user, password)
+
+
+@dataclass
+class Run:
+    """What a run read and did."""
+
+    source: str = ""
+    read: dict[str, int] = field(default_factory=dict)  # posts read, by type
+    imported: dict[str, int] = field(default_factory=dict)
+    updated: dict[str, int] = field(default_factory=dict)
+    deleted: dict[str, int] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # items that did not parse, named
+    requests: int = 0
+
+    def add(self, report: Report) -> None:
+        for counts, found in (
+            (self.imported, report.imported),
+            (self.updated, report.updated),
+            (self.deleted, report.pruned),
+        ):
+            for kind, count in found.items():
+                counts[kind] = counts.get(kind, 0) + count
+        self.skipped += [f"item {line}: {why}" for line, why in report.failed]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "read": dict(sorted(self.read.items())),
+            "imported": dict(sorted(self.imported.items())),
+            "updated": dict(sorted(self.updated.items())),
+            "deleted": dict(sorted(self.deleted.items())),
+            "skipped": self.skipped[:100],
+        }
+
+    def summary(self) -> list[str]:
+        def listed(counts: dict[str, int]) -> str:
+            return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"
+
+        lines = [
+            f"read {listed(self.read)} changed; {self.requests} requests",
+            f"imported {listed(self.imported)}; updated {listed(self.updated)}; "
+            f"deleted {listed(self.deleted)}",
+        ]
+        lines += [f"left out: {line}" for line in self.skipped[:20]]
+        return lines
+
+
+def sync(
+    site: Site,
+    url: str,
+    auth: tuple[str, str] | None,
+    http: requests.Session | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Run:
+    """One run against the WordPress at ``url``: what it did. Raises
+    ``rest.WordPressError`` when WordPress could not be read (recorded too)."""
+    if http is None:
+        import requests
+
+        http = requests.Session()
+    client = rest.Client(url, auth, http, sleep)
+    run = Run(source=url.rstrip("/"))  # until WordPress names its home
+    try:
+        channel = rest.channel(client.index())
+    except Exception as error:
+        _begin(site, run.source)
+        _end(site, run, None, f"{error}"[:2000])
+        raise
+    run.source = (channel.base_blog_url or channel.link or url).rstrip("/")
+    cursors = _begin(site, run.source)
+    try:
+        _Sync(site, client, channel, run, cursors).run()
+    except Exception as error:
+        run.requests = client.requests
+        _end(site, run, None, f"{type(error).__name__}: {error}"[:2000])
+        raise
+    run.requests = client.requests
+    _end(site, run, None, None)
+    return run
+
+
+def status(session: Session) -> list[dict[str, Any]]:
+    """Every WordPress followed, and its last run."""
+    rows = session.scalars(select(WordPressSync).order_by(WordPressSync.source)).all()
+    return [
+        {
+            "source": row.source,
+            "started_at": _iso(row.started_at),
+            "finished_at": _iso(row.finished_at),
+            "succeeded_at": _iso(row.succeeded_at),
+            "cursors": dict(sorted(row.cursors.items())),
+            "counts": row.counts,
+            "requests": row.requests,
+            "error": row.error,
+        }
+        for row in rows
+    ]
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _begin(site: Site, source: str) -> dict[str, str]:
+    with site.sessions.begin() as session:
+        row = session.get(WordPressSync, source)
+        if row is None:
+            row = WordPressSync(source=source, cursors={}, counts={}, requests=0)
+            session.add(row)
+        row.started_at = utcnow()
+        return dict(row.cursors)
+
+
+def _end(site: Site, run: Run, cursors: dict[str, str] | None, error: str | None) -> None:
+    with site.sessions.begin() as session:
+        row = session.get_one(WordPressSync, run.source)
+        if cursors is not None:
+            row.cursors = cursors
+        row.finished_at = utcnow()
+        if error is None:
+            row.succeeded_at = row.finished_at
+        row.error = error
+        row.counts = run.as_dict()
+        row.requests = run.requests
+
+
+class _Sync:
+    def __init__(
+        self,
+        site: Site,
+        client: rest.Client,
+        channel: wxr.Channel,
+        run: Run,
+        cursors: dict[str, str],
+    ) -> None:
+        self.site = site
+        self.client = client
+        self.channel = channel
+        self.done = run
+        self.cursors = cursors
+        self.line = 0
+        # The posts this run imported: listed, whatever the id listing (made first) saw.
+        self.synced: set[int] = set()
+
+    def run(self) -> None:
+        client = self.client
+        types = client.post_types()
+        by_name = {t.name: t for t in types}
+        used = {name for t in types for name in t.taxonomies}
+        self.taxonomies = {t.name: t for t in client.taxonomies() if t.name in used}
+        self.users = {}
+        for user in client.users():
+            try:
+                self.users[user["id"]] = rest.author(user)
+            except (KeyError, TypeError, ValueError) as error:
+                self._skipped("user", user, error)
+        self.logins = {user_id: author.login for user_id, author in self.users.items()}
+        self.term_records, self.terms = self._terms()
+        listed = {t.name: set(client.ids(t)) for t in types}
+        known = self._known_posts()
+        for post_type in types:
+            cursor = _moment(self.cursors.get(post_type.name))
+            # A second before: WordPress asks for later posts only, and another post may
+            # have changed in the cursor's second.
+            after = cursor - timedelta(seconds=1) if cursor is not None else None
+            started = client.server_time
+            changed = list(client.posts(post_type, after=after))
+            seen = {found.get("id") for found in changed if isinstance(found, dict)}
+            missing = sorted(listed[post_type.name] - known - seen)
+            changed += list(client.posts_by_id(post_type, missing))
+            self.done.read[post_type.name] = len(changed)
+            for start in range(0, len(changed), CHUNK):
+                self._import(by_name, post_type, changed[start : start + CHUNK], started)
+        self._prune({post_id for ids in listed.values() for post_id in ids} | self.synced)
+
+    # Reading --------------------------------------------------------------------------
+
+    def _terms(self) -> tuple[list[wxr.WpTerm], dict[str, dict[int, tuple[str, str]]]]:
+        records: list[wxr.WpTerm] = []
+        terms: dict[str, dict[int, tuple[str, str]]] = {}
+        for name, taxonomy in sorted(self.taxonomies.items()):
+            found = [t for t in self.client.terms(taxonomy) if isinstance(t, dict)]
+            slugs = {t["id"]: t["slug"] for t in found if "id" in t and "slug" in t}
+            terms[name] = {}
+            for data in found:
+                try:
+                    record = rest.term(name, data, slugs)
+                except (KeyError, TypeError, ValueError) as error:
+                    self._skipped(taxonomy.rest_base, data, error)
+                    continue
+                records.append(record)
+                terms[name][data["id"]] = (record.slug, record.name)
+        return records, terms
+
+    def _items(self, found: Iterable[Any], kind: str) -> Iterator[wxr.WpItem]:
+        for data in found:
+            self.line += 1
+            try:
+                if not isinstance(data, dict):
+                    raise ValueError("not an object")
+                if kind == "media":
+                    yield rest.attachment(data, self.line)
+                else:
+                    yield rest.item(data, self.line, self.logins, self.terms, self.taxonomies)
+            except (KeyError, TypeError, ValueError) as error:
+                self._skipped(kind, data, error)
+
+    def _skipped(self, kind: str, data: Any, error: Exception) -> None:
+        name = data.get("id") if isinstance(data, dict) else None
+        what = f"{kind} {name if name is not None else '(no id)'}: {error!r} does not parse"
+        log.warning("WordPress sync: %s; left out", what)
+        self.done.skipped.append(what)
+
+    def _known_posts(self) -> set[int]:
+        with self.site.sessions() as session:
+            found = session.scalars(
+                select(ImportedObject.source_id).where(
+                    ImportedObject.source == self.done.source, ImportedObject.kind == "post"
+                )
+            )
+            return {int(i) for i in found if i.isdigit() and i.isascii()}
+
+    # Importing ------------------------------------------------------------------------
+
+    def _import(
+        self,
+        by_name: dict[str, rest.PostType],
+        post_type: rest.PostType,
+        chunk: list[Any],
+        started: datetime | None,
+    ) -> None:
+        """Import ``chunk`` with what it needs, and move the type's cursor to its last
+        change: never past ``started`` (WordPress's clock when the listing began), since
+        a post WordPress scheduled, or dated, has its date of change ahead of the clock."""
+        items = list(self._items(chunk, post_type.rest_base))
+        ids = {item.post_id for item in items}
+        self.synced |= {i for i in ids if i is not None}
+        ancestors = self._ancestors(by_name, items, ids)
+        everything = ancestors + items
+        featured = sorted(
+            {int(i.meta["_thumbnail_id"]) for i in everything if "_thumbnail_id" in i.meta}
+        )
+        posts = sorted(i.post_id for i in everything if i.post_id is not None)
+        media = list(self._items(self.client.media(posts, featured), "media"))
+        records: list[wxr.Record] = [self.channel]
+        creators = {i.creator for i in everything}
+        records += [a for a in self.users.values() if a.login in creators]
+        records += self.term_records
+        records += media
+        records += everything
+        changes = [m for i in items if (m := _moment(i.post_modified_gmt)) is not None]
+        cursor = max(changes, default=None)
+        if cursor is not None and started is not None:
+            cursor = min(cursor, started)
+        with self.site.sessions.begin() as session:
+            report = import_records(
+                session, _given(records), self.site.import_validator, keep_going=True
+            )
+            if cursor is not None:
+                row = session.get_one(WordPressSync, self.done.source)
+                moment = cursor.isoformat()
+                row.cursors = {**row.cursors, post_type.name: moment}
+                self.cursors[post_type.name] = moment
+        self.done.add(report)
+
+    def _ancestors(
+        self, by_name: dict[str, rest.PostType], items: list[wxr.WpItem], ids: set[int | None]
+    ) -> list[wxr.WpItem]:
+        """The ancestors of ``items`` that are not among them, outermost first."""
+        found: list[wxr.WpItem] = []
+        generation = items
+        for _ in range(MAX_DEPTH):
+            wanted: dict[str, set[int]] = {}
+            for item in generation:
+                if item.post_parent and item.post_parent not in ids:
+                    wanted.setdefault(item.post_type, set()).add(item.post_parent)
+            if not wanted:
+                break
+            generation = []
+            for kind, parents in sorted(wanted.items()):
+                if kind not in by_name:
+                    continue
+                post_type = by_name[kind]
+                generation += self._items(
+                    self.client.posts_by_id(post_type, sorted(parents)), post_type.rest_base
+                )
+            ids |= {item.post_id for item in generation}
+            found = generation + found
+        return found
+
+    def _prune(self, listed: set[int]) -> None:
+        """Delete what this WordPress no longer shows: the posts of no id listed, the
+        terms of no list, the authors left with no post."""
+        with self.site.sessions() as session:
+            authors = set(
+                session.scalars(
+                    select(ImportedObject.source_id).where(
+                        ImportedObject.source == self.done.source,
+                        ImportedObject.kind == "author",
+                    )
+                )
+            )
+        records: list[wxr.Record] = [self.channel]
+        records += [a for a in self.users.values() if _author_slug(a) in authors]
+        records += self.term_records
+        with self.site.sessions.begin() as session:
+            report = import_records(
+                session,
+                _given(records),
+                self.site.import_validator,
+                prune=True,
+                keep_going=True,
+                listed=listed,
+            )
+        self.done.add(report)
+
+
+def _author_slug(author: wxr.WpAuthor) -> str:
+    from ..content.slugs import slugify
+
+    return slugify(author.login, "")
+
+
+def _given(records: list[wxr.Record]) -> Callable[[], Any]:
+    @contextmanager
+    def read() -> Iterator[Iterable[wxr.Record]]:
+        yield records
+
+    return read
+
+
+def _moment(value: str | None) -> datetime | None:
+    """A cursor, or a date of an export's record (UTC), as a moment; None for none."""
+    if not value or value == wxr.NO_DATE:
+        return None
+    try:
+        found = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return found.replace(tzinfo=UTC) if found.tzinfo is None else found
