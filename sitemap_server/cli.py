@@ -252,29 +252,31 @@ def cmd_import_wordpress(args: argparse.Namespace) -> None:
 def cmd_sync_wordpress(args: argparse.Namespace) -> int | None:
     import json
 
-    from .wordpress import sync
+    from .wordpress import rest, sync
 
     with open_site(args.config) as site:
         if args.status:
             with site.sessions() as session:
                 print(json.dumps(sync.status(session), indent=2, ensure_ascii=False))
             return None
-        if not args.url:
-            raise CommandError("give the WordPress to read: sitemap-server sync-wordpress URL")
+        url = args.url or site.settings["sitemap_server.wordpress.url"]
+        if not url:
+            raise CommandError(
+                "give the WordPress to read: sitemap-server sync-wordpress URL (or set "
+                "sitemap_server.wordpress.url)"
+            )
         try:
             auth = sync.credentials_from_environment()
-            run = sync.sync(site, args.url, auth)
-        except sync.rest.WordPressError as error:
-            if error.temporary:
+            run = sync.sync(site, url, auth)
+        except (rest.WordPressError, sync.Busy) as error:
+            if isinstance(error, sync.Busy) or error.temporary:
                 print(
-                    f"sitemap-server: {args.url}: {error}; try again: the next run starts "
-                    "where this one stopped",
+                    f"sitemap-server: {url}: {error}; try again: the next run starts "
+                    "where the last one stopped",
                     file=sys.stderr,
                 )
                 return 75  # EX_TEMPFAIL
-            raise CommandError(
-                f"{args.url}: {error}; the next run starts where this one stopped"
-            ) from None
+            raise CommandError(f"{url}: {error}; nothing more was read") from None
         for line in run.summary():
             print(line)
         apply_changes(site, quiet=args.quiet)
@@ -480,12 +482,28 @@ def cmd_worker(args: argparse.Namespace) -> None:
             if args.once:
                 _print_attempts(worker.run_once())
             else:
-                _run_until_signalled(worker)
+                _run_until_signalled(worker, _follower(site))
         finally:
             worker.close()
 
 
-def _run_until_signalled(worker: Any) -> None:
+def _follower(site: Site) -> Any:
+    """The WordPress the worker follows (``sitemap_server.wordpress.url``), if any."""
+    url = site.settings["sitemap_server.wordpress.url"]
+    if not url:
+        return None
+    from .wordpress import rest, sync
+
+    try:
+        auth = sync.credentials_from_environment()
+    except rest.WordPressError as error:
+        raise CommandError(str(error)) from None
+    return sync.Follower(site, url, auth, site.settings["sitemap_server.wordpress.poll_seconds"])
+
+
+def _run_until_signalled(worker: Any, follower: Any = None) -> None:
+    """``worker.run`` until SIGTERM or SIGINT, with ``follower`` (a WordPress followed) in
+    a thread of its own: a long run of it never holds the maintainer up."""
     import signal
     import threading
 
@@ -498,7 +516,16 @@ def _run_until_signalled(worker: Any) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
-    worker.run(stop)
+    following = None
+    if follower is not None:
+        following = threading.Thread(target=follower.run, args=(stop,), name="wordpress")
+        following.start()
+    try:
+        worker.run(stop)
+    finally:
+        stop.set()
+        if following is not None:
+            following.join()
 
 
 def cmd_notifications(args: argparse.Namespace) -> None:
@@ -628,8 +655,9 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument(
         "url",
         nargs="?",
-        help="the WordPress (its address; credentials from SITEMAP_SERVER_WORDPRESS_USER "
-        "and SITEMAP_SERVER_WORDPRESS_PASSWORD, an application password; else anonymous)",
+        help="the WordPress (its address; default: sitemap_server.wordpress.url; credentials "
+        "from SITEMAP_SERVER_WORDPRESS_USER and SITEMAP_SERVER_WORDPRESS_PASSWORD, an "
+        "application password; else anonymous)",
     )
     sync.add_argument("--status", action="store_true", help="each WordPress followed, as JSON")
     sync.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -331,6 +331,23 @@ SETTINGS: tuple[Setting, ...] = (
         "and writers waiting for it oversleep (fewer, larger passes keep PATCH p95 low).",
     ),
     Setting(
+        "sitemap_server.wordpress.url",
+        "",
+        optional(http_url),
+        env="SITEMAP_SERVER_WORDPRESS_URL",
+        doc="The WordPress `sitemap-server worker` follows (its address): a sync-wordpress "
+        "run every wordpress.poll_seconds, as SITEMAP_SERVER_WORDPRESS_USER with "
+        "SITEMAP_SERVER_WORDPRESS_PASSWORD (an application password) from the environment, "
+        "else anonymously. Empty: none.",
+    ),
+    Setting(
+        "sitemap_server.wordpress.poll_seconds",
+        "5",
+        positive_float,
+        doc="How often the worker reads what changed in that WordPress (from the start of "
+        "one run to the start of the next).",
+    ),
+    Setting(
         "sitemap_server.disabled_plugins",
         "",
         names,

@@ -35,6 +35,7 @@ ROUTES: dict[str, str] = {
     "api.explain": "/api/explain",
     "api.sitemaps_status": "/api/sitemaps/status",
     "api.changes": "/api/changes",
+    "api.sync": "/api/sync",
 }
 
 

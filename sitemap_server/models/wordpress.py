@@ -28,3 +28,6 @@ class WordPressSync(Base):
     counts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     requests: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text)
+    # While a run is at work: until when it holds the WordPress (renewed with each batch;
+    # a run killed frees it when that time has passed).
+    running_until: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import ImportedObject, WordPressSync
+from ..models import ImportedObject, WordPressSync, hold_lock
 from ..models.meta import utcnow
 from . import rest, wxr
 from .importer import Report, import_records
@@ -50,10 +51,16 @@ log = logging.getLogger(__name__)
 
 # Posts imported, and their cursor moved, per transaction.
 CHUNK = 500
+# How long a run holds its WordPress without committing a batch (a killed run's hold ends).
+LEASE = timedelta(minutes=5)
 # Ancestors looked for, generation after generation, at most.
 MAX_DEPTH = 50
 USER = "SITEMAP_SERVER_WORDPRESS_USER"
 PASSWORD = "SITEMAP_SERVER_WORDPRESS_PASSWORD"
+
+
+class Busy(Exception):
+    """Another run of the same WordPress is at work."""
 
 
 def credentials_from_environment() -> tuple[str, str] | None:
@@ -129,20 +136,78 @@ def sync(
     try:
         channel = rest.channel(client.index())
     except Exception as error:
-        _begin(site, run.source)
-        _end(site, run, None, f"{error}"[:2000])
+        if _begin(site, run.source) is not None:
+            _end(site, run, _said(error))
         raise
     run.source = (channel.base_blog_url or channel.link or url).rstrip("/")
     cursors = _begin(site, run.source)
+    if cursors is None:
+        raise Busy(f"another run of {run.source} is at work")
     try:
         _Sync(site, client, channel, run, cursors).run()
     except Exception as error:
         run.requests = client.requests
-        _end(site, run, None, f"{type(error).__name__}: {error}"[:2000])
+        _end(site, run, _said(error))
         raise
     run.requests = client.requests
-    _end(site, run, None, None)
+    _end(site, run, None)
     return run
+
+
+def _said(error: Exception) -> str:
+    """What a run's error is, as ``--status`` shows it."""
+    said = (
+        str(error) if isinstance(error, rest.WordPressError) else f"{type(error).__name__}: {error}"
+    )
+    return said[:2000]
+
+
+class Follower:
+    """The worker's job (``sitemap_server.wordpress.url``): a run every ``poll_seconds``
+    (from the start of one to the start of the next), in a thread of its own beside the
+    maintainer, until ``stop`` is set. A run that fails is logged in one line, once until
+    the error changes, and once when a run passes again; the sitemaps are served all the
+    while, as the last run left them."""
+
+    def __init__(
+        self, site: Site, url: str, auth: tuple[str, str] | None, poll_seconds: float
+    ) -> None:
+        self.site = site
+        self.url = url
+        self.auth = auth
+        self.poll_seconds = poll_seconds
+        self.failing: str | None = None
+
+    def run(self, stop: threading.Event) -> None:
+        import requests
+
+        log.info("following WordPress at %s every %s s", self.url, self.poll_seconds)
+        with requests.Session() as http:
+            while not stop.is_set():
+                started = time.monotonic()
+                self.once(http)
+                stop.wait(max(0.0, self.poll_seconds - (time.monotonic() - started)))
+
+    def once(self, http: requests.Session) -> Run | None:
+        try:
+            done = sync(self.site, self.url, self.auth, http)
+        except Busy:
+            return None  # another worker's run: this one waits for the next poll
+        except Exception as error:
+            said = _said(error)
+            if said != self.failing:
+                if isinstance(error, rest.WordPressError):
+                    log.warning("WordPress at %s could not be read: %s", self.url, said)
+                else:
+                    log.exception("WordPress at %s: the run failed", self.url)
+                self.failing = said
+            return None
+        if self.failing is not None:
+            log.warning("WordPress at %s is read again", self.url)
+            self.failing = None
+        if done.skipped or any(done.imported.values()) or any(done.deleted.values()):
+            log.info("WordPress at %s: %s", self.url, "; ".join(done.summary()))
+        return done
 
 
 def status(session: Session) -> list[dict[str, Any]]:
@@ -158,6 +223,7 @@ def status(session: Session) -> list[dict[str, Any]]:
             "counts": row.counts,
             "requests": row.requests,
             "error": row.error,
+            "running_until": _iso(row.running_until),
         }
         for row in rows
     ]
@@ -167,21 +233,27 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _begin(site: Site, source: str) -> dict[str, str]:
+def _begin(site: Site, source: str) -> dict[str, str] | None:
+    """Hold ``source`` for a run (``LEASE``): its cursors, or None while another run
+    holds it."""
     with site.sessions.begin() as session:
+        hold_lock(session, f"wordpress sync {source}")
         row = session.get(WordPressSync, source)
+        now = utcnow()
         if row is None:
             row = WordPressSync(source=source, cursors={}, counts={}, requests=0)
             session.add(row)
-        row.started_at = utcnow()
+        elif row.running_until is not None and row.running_until > now:
+            return None
+        row.started_at = now
+        row.running_until = now + LEASE
         return dict(row.cursors)
 
 
-def _end(site: Site, run: Run, cursors: dict[str, str] | None, error: str | None) -> None:
+def _end(site: Site, run: Run, error: str | None) -> None:
     with site.sessions.begin() as session:
         row = session.get_one(WordPressSync, run.source)
-        if cursors is not None:
-            row.cursors = cursors
+        row.running_until = None
         row.finished_at = utcnow()
         if error is None:
             row.succeeded_at = row.finished_at
@@ -322,8 +394,9 @@ class _Sync:
             report = import_records(
                 session, _given(records), self.site.import_validator, keep_going=True
             )
+            row = session.get_one(WordPressSync, self.done.source)
+            row.running_until = utcnow() + LEASE
             if cursor is not None:
-                row = session.get_one(WordPressSync, self.done.source)
                 moment = cursor.isoformat()
                 row.cursors = {**row.cursors, post_type.name: moment}
                 self.cursors[post_type.name] = moment

@@ -34,6 +34,9 @@ from sitemap_server.testing import (
     http_server,
     index_locs,
     reset_database,
+    server_environment,
+    wait_until,
+    worker_process,
 )
 from sitemap_server.testing.wordpress import WordPress, wordpress
 from sitemap_server.wordpress import rest, sync
@@ -406,3 +409,91 @@ def test_a_wordpress_that_is_down_ends_the_command_in_one_line(cli, monkeypatch)
     (found,) = json.loads(out)
     assert found["source"] == down and "ConnectionError" in found["error"]
     assert found["succeeded_at"] is None
+
+
+def test_the_api_says_what_is_followed_and_how_each_sync_went(cli, as_admin, api, testapp):
+    synced(cli, as_admin)
+    found = api.get("/api/sync", status=200).json
+    assert found["follows"] is None and found["poll_seconds"] == 5
+    (run,) = found["syncs"]
+    assert run["source"] == as_admin.url and run["error"] is None
+    assert run["running_until"] is None and set(run["cursors"]) == {"page", "post"}
+    assert run["counts"]["read"]["post"] >= 1
+    testapp.get("/api/sync", status=401)
+
+
+def test_the_worker_follows_the_wordpress_its_ini_file_names(
+    wp, wsgi_app, clean_database, database_url, tmp_path
+):
+    """``sitemap-server worker`` with ``sitemap_server.wordpress.url``: a post written in
+    WordPress comes into the sitemaps, and leaves them once deleted there, with no
+    command run."""
+    ini = tmp_path / "worker.ini"
+    ini.write_text(
+        "[app:main]\nuse = egg:sitemap-server\n"
+        f"sqlalchemy.url = {database_url.replace('%', '%%')}\n"
+        f"sitemap_server.site_url = {SITE_URL}\n"
+        f"sitemap_server.wordpress.url = {wp.url}\n"
+        "sitemap_server.wordpress.poll_seconds = 0.5\n"
+        "[loggers]\nkeys = root\n[handlers]\nkeys = console\n[formatters]\nkeys = generic\n"
+        "[logger_root]\nlevel = INFO\nhandlers = console\n[handler_console]\n"
+        "class = StreamHandler\nargs = (sys.stderr,)\nlevel = NOTSET\nformatter = generic\n"
+        "[formatter_generic]\nformat = %(levelname)s %(name)s %(message)s\n"
+    )
+    env = server_environment(
+        SITEMAP_SERVER_WORDPRESS_USER=wp.user, SITEMAP_SERVER_WORDPRESS_PASSWORD=wp.password
+    )
+    log = tmp_path / "worker.log"
+    with worker_process(str(ini), env, log) as process:
+        post = write(wp, "posts", title="Followed", status="publish")
+        url = normal(SITE_URL + urlsplit(post["link"]).path)
+
+        def posts() -> set[str]:
+            return listed(documents(client(wsgi_app)), "post")
+
+        wait_until(lambda: url in posts(), "the worker to bring the post in")
+        wp.api("DELETE", f"/wp/v2/posts/{post['id']}", params={"force": "true"})
+        wait_until(lambda: url not in posts(), "the worker to take the post out")
+        process.terminate()
+        assert process.wait(timeout=60) == 0, log.read_text()
+    said = log.read_text()
+    assert f"following WordPress at {wp.url} every 0.5 s" in said
+    assert "Traceback" not in said
+
+
+def test_a_followed_wordpress_that_fails_is_logged_once_and_once_back(
+    as_admin, proxy, wsgi_app, clean_database, caplog, monkeypatch
+):
+    monkeypatch.setattr(rest, "ATTEMPTS", 1)  # no waits between attempts
+    server, url = proxy
+    server.rule = lambda path, number: (502, b"bad gateway", {})
+    follower = sync.Follower(site_of_app(wsgi_app), url, as_admin.auth, 5)
+    with requests.Session() as http:
+        assert follower.once(http) is None
+        assert follower.once(http) is None
+        failed = [r for r in caplog.records if "could not be read" in r.getMessage()]
+        assert len(failed) == 1 and failed[0].levelname == "WARNING"
+        assert "HTTP 502" in failed[0].getMessage()
+        server.rule = lambda path, number: None
+        assert follower.once(http) is not None
+    assert [r.getMessage() for r in caplog.records].count(f"WordPress at {url} is read again") == 1
+
+
+def test_runs_of_one_wordpress_never_overlap(cli, as_admin, clean_database):
+    """A run holds its WordPress (renewed with each batch); another finds it held and
+    says so (75: try again), having read nothing more. A held time past lets it in."""
+    from datetime import timedelta
+
+    from sitemap_server.models.meta import utcnow
+
+    synced(cli, as_admin)
+
+    def held_until(moment: Any) -> None:
+        with Session(clean_database) as session, session.begin():
+            session.get_one(WordPressSync, as_admin.url).running_until = moment
+
+    held_until(utcnow() + timedelta(minutes=1))
+    status, _out, err = cli("sync-wordpress", as_admin.url)
+    assert status == 75 and f"another run of {as_admin.url} is at work" in err
+    held_until(utcnow() - timedelta(seconds=1))  # a run killed: its hold has ended
+    synced(cli, as_admin)

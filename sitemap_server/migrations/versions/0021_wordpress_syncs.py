@@ -28,6 +28,7 @@ def upgrade() -> None:
         sa.Column('counts', sa.JSON(), nullable=False),
         sa.Column('requests', sa.Integer(), nullable=False),
         sa.Column('error', sa.Text(), nullable=True),
+        sa.Column('running_until', sa.DateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint('source', name=op.f('pk_wordpress_syncs')),
     )
 
