@@ -21,6 +21,10 @@ class WordPressSync(Base):
 
     source: Mapped[str] = mapped_column(String(MAX_URL_LENGTH), primary_key=True)
     cursors: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # Post type -> {"gap": how many more posts WordPress showed than this site had from
+    # it, "at": when its ids were last listed}: a run lists them again only when the gap
+    # moved (a post deleted, or one this site lacks) or the listing is an hour old.
+    listings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     succeeded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -171,11 +171,16 @@ def _root_options() -> list[str]:
 @contextmanager
 def _mariadb(found: dict[str, str], directory: Path, socket: Path) -> Iterator[None]:
     data = directory / "mysql"
+    # Its own temporary files: two MariaDBs set up at once (tests in parallel) would take
+    # each other's in /tmp.
+    scratch = directory / "mysql-tmp"
+    scratch.mkdir()
     done = subprocess.run(
         [
             found["mariadb-install-db"],
             "--no-defaults",
             f"--datadir={data}",
+            f"--tmpdir={scratch}",
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
             *_root_options(),
@@ -189,6 +194,7 @@ def _mariadb(found: dict[str, str], directory: Path, socket: Path) -> Iterator[N
         found["mariadbd"],
         "--no-defaults",
         f"--datadir={data}",
+        f"--tmpdir={scratch}",
         f"--socket={socket}",
         "--skip-networking",
         f"--pid-file={directory / 'mysqld.pid'}",

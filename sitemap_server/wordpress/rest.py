@@ -216,6 +216,19 @@ class Client:
                 {**params, "include": ",".join(map(str, chunk))},
             )
 
+    def total(self, post_type: PostType) -> int:
+        """How many posts of ``post_type`` WordPress shows (``X-WP-Total``): those
+        ``ids`` lists."""
+        params: dict[str, Any] = {"context": self.context, "_fields": "id", "per_page": 1}
+        if self.auth:
+            params["status"] = "any"
+        route = f"/wp/v2/{post_type.rest_base}"
+        _, headers = self.get(route, params)
+        try:
+            return int(headers.get("X-WP-Total") or 0)
+        except ValueError:
+            raise WordPressError(f"GET {route}: X-WP-Total is not a number") from None
+
     def ids(self, post_type: PostType) -> Iterator[int]:
         """Every id of ``post_type`` WordPress shows (trashed posts are not among them)."""
         params: dict[str, Any] = {"context": self.context, "_fields": "id"}

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..models import ImportedObject, WordPressSync, hold_lock
+from ..models import ImportedObject, Post, WordPressSync, hold_lock
 from ..models.meta import utcnow
 from . import rest, wxr
 from .importer import Report, import_records
@@ -53,6 +53,11 @@ log = logging.getLogger(__name__)
 CHUNK = 500
 # How long a run holds its WordPress without committing a batch (a killed run's hold ends).
 LEASE = timedelta(minutes=5)
+# A type's ids are listed again at least this often, whatever its count says.
+LISTING_EVERY = timedelta(hours=1)
+# The statuses WordPress lists, with credentials (``status=any``: not the trash) and without.
+LISTED = ("draft", "future", "pending", "private", "publish")
+PUBLIC = ("publish",)
 # Ancestors looked for, generation after generation, at most.
 MAX_DEPTH = 50
 USER = "SITEMAP_SERVER_WORDPRESS_USER"
@@ -140,11 +145,11 @@ def sync(
             _end(site, run, _said(error))
         raise
     run.source = (channel.base_blog_url or channel.link or url).rstrip("/")
-    cursors = _begin(site, run.source)
-    if cursors is None:
+    held = _begin(site, run.source)
+    if held is None:
         raise Busy(f"another run of {run.source} is at work")
     try:
-        _Sync(site, client, channel, run, cursors).run()
+        _Sync(site, client, channel, run, *held).run()
     except Exception as error:
         run.requests = client.requests
         _end(site, run, _said(error))
@@ -220,6 +225,7 @@ def status(session: Session) -> list[dict[str, Any]]:
             "finished_at": _iso(row.finished_at),
             "succeeded_at": _iso(row.succeeded_at),
             "cursors": dict(sorted(row.cursors.items())),
+            "listings": dict(sorted((row.listings or {}).items())),
             "counts": row.counts,
             "requests": row.requests,
             "error": row.error,
@@ -233,21 +239,21 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _begin(site: Site, source: str) -> dict[str, str] | None:
-    """Hold ``source`` for a run (``LEASE``): its cursors, or None while another run
-    holds it."""
+def _begin(site: Site, source: str) -> tuple[dict[str, str], dict[str, Any]] | None:
+    """Hold ``source`` for a run (``LEASE``): its cursors and listings, or None while
+    another run holds it."""
     with site.sessions.begin() as session:
         hold_lock(session, f"wordpress sync {source}")
         row = session.get(WordPressSync, source)
         now = utcnow()
         if row is None:
-            row = WordPressSync(source=source, cursors={}, counts={}, requests=0)
+            row = WordPressSync(source=source, cursors={}, listings={}, counts={}, requests=0)
             session.add(row)
         elif row.running_until is not None and row.running_until > now:
             return None
         row.started_at = now
         row.running_until = now + LEASE
-        return dict(row.cursors)
+        return dict(row.cursors), dict(row.listings or {})
 
 
 def _end(site: Site, run: Run, error: str | None) -> None:
@@ -270,15 +276,20 @@ class _Sync:
         channel: wxr.Channel,
         run: Run,
         cursors: dict[str, str],
+        listings: dict[str, Any],
     ) -> None:
         self.site = site
         self.client = client
         self.channel = channel
         self.done = run
         self.cursors = cursors
+        self.listings = listings
         self.line = 0
-        # The posts this run imported: listed, whatever the id listing (made first) saw.
+        # The posts this run imported: never pruned by it, whatever a listing saw; and
+        # those it read, imported or left out (not fetched again by id).
         self.synced: set[int] = set()
+        self.seen: set[Any] = set()
+        self.statuses = LISTED if client.auth else PUBLIC
 
     def run(self) -> None:
         client = self.client
@@ -294,22 +305,61 @@ class _Sync:
                 self._skipped("user", user, error)
         self.logins = {user_id: author.login for user_id, author in self.users.items()}
         self.term_records, self.terms = self._terms()
-        listed = {t.name: set(client.ids(t)) for t in types}
         known = self._known_posts()
+        listed: dict[str, set[int]] = {}
         for post_type in types:
-            cursor = _moment(self.cursors.get(post_type.name))
+            name = post_type.name
+            total = client.total(post_type)
+            cursor = _moment(self.cursors.get(name))
             # A second before: WordPress asks for later posts only, and another post may
             # have changed in the cursor's second.
             after = cursor - timedelta(seconds=1) if cursor is not None else None
             started = client.server_time
             changed = list(client.posts(post_type, after=after))
-            seen = {found.get("id") for found in changed if isinstance(found, dict)}
-            missing = sorted(listed[post_type.name] - known - seen)
-            changed += list(client.posts_by_id(post_type, missing))
-            self.done.read[post_type.name] = len(changed)
+            self.seen |= {found.get("id") for found in changed if isinstance(found, dict)}
+            self.done.read[name] = len(changed)
             for start in range(0, len(changed), CHUNK):
                 self._import(by_name, post_type, changed[start : start + CHUNK], started)
-        self._prune({post_id for ids in listed.values() for post_id in ids} | self.synced)
+            if not self._consistent(name, total):
+                # A post this site has is gone from WordPress, or WordPress shows one
+                # this site lacks, and no date of change says which: its ids, listed.
+                listed[name] = ids = set(client.ids(post_type))
+                missing = sorted(ids - known - self.seen)
+                fetched = list(client.posts_by_id(post_type, missing))
+                self.done.read[name] += len(fetched)
+                for start in range(0, len(fetched), CHUNK):
+                    self._import(by_name, post_type, fetched[start : start + CHUNK], None)
+        self._prune(listed, {t.name for t in types})
+
+    def _consistent(self, name: str, total: int) -> bool:
+        """Whether WordPress's count of ``name`` posts (``total``, read before this run
+        imported them) is this site's of them from it plus the gap found at the last
+        listing (the posts this site does not take), and that listing is recent."""
+        last = self.listings.get(name)
+        if not isinstance(last, dict) or (at := _moment(last.get("at"))) is None:
+            return False
+        if utcnow() - at > LISTING_EVERY:
+            return False
+        return bool(total - self._ours(name) == last.get("gap"))
+
+    def _ours(self, name: str) -> int:
+        """This site's posts of type ``name`` from this WordPress, of the statuses
+        WordPress lists to this run."""
+        with self.site.sessions() as session:
+            return int(session.scalar(self._ours_query(name)) or 0)
+
+    def _ours_query(self, name: str) -> Any:
+        return (
+            select(func.count())
+            .select_from(ImportedObject)
+            .join(Post, Post.id == ImportedObject.object_id)
+            .where(
+                ImportedObject.source == self.done.source,
+                ImportedObject.kind == "post",
+                Post.type == name,
+                Post.status.in_(self.statuses),
+            )
+        )
 
     # Reading --------------------------------------------------------------------------
 
@@ -367,9 +417,10 @@ class _Sync:
         chunk: list[Any],
         started: datetime | None,
     ) -> None:
-        """Import ``chunk`` with what it needs, and move the type's cursor to its last
-        change: never past ``started`` (WordPress's clock when the listing began), since
-        a post WordPress scheduled, or dated, has its date of change ahead of the clock."""
+        """Import ``chunk`` with what it needs and, unless it was fetched by id (no
+        ``started``), move the type's cursor forward to its last change: never past
+        ``started`` (WordPress's clock when the listing began), since a post WordPress
+        scheduled, or dated, has its date of change ahead of the clock."""
         items = list(self._items(chunk, post_type.rest_base))
         ids = {item.post_id for item in items}
         self.synced |= {i for i in ids if i is not None}
@@ -386,10 +437,13 @@ class _Sync:
         records += self.term_records
         records += media
         records += everything
-        changes = [m for i in items if (m := _moment(i.post_modified_gmt)) is not None]
-        cursor = max(changes, default=None)
-        if cursor is not None and started is not None:
-            cursor = min(cursor, started)
+        cursor = None
+        if started is not None:
+            changes = [m for i in items if (m := _moment(i.post_modified_gmt)) is not None]
+            cursor = min(max(changes, default=started), started)
+            before = _moment(self.cursors.get(post_type.name))
+            if before is not None and cursor <= before:
+                cursor = None
         with self.site.sessions.begin() as session:
             report = import_records(
                 session, _given(records), self.site.import_validator, keep_going=True
@@ -427,18 +481,32 @@ class _Sync:
             found = generation + found
         return found
 
-    def _prune(self, listed: set[int]) -> None:
-        """Delete what this WordPress no longer shows: the posts of no id listed, the
-        terms of no list, the authors left with no post."""
+    def _prune(self, listed: dict[str, set[int]], types: set[str]) -> None:
+        """Delete what this WordPress no longer shows: the posts of the types listed
+        whose id was not, those of types it no longer has, the terms of no list, the
+        authors left with no post. Then note, for each type listed, the gap between
+        WordPress's count and this site's (``_consistent``)."""
+        source = self.done.source
         with self.site.sessions() as session:
             authors = set(
                 session.scalars(
                     select(ImportedObject.source_id).where(
-                        ImportedObject.source == self.done.source,
-                        ImportedObject.kind == "author",
+                        ImportedObject.source == source, ImportedObject.kind == "author"
                     )
                 )
             )
+            unlisted = session.scalars(
+                select(ImportedObject.source_id)
+                .join(Post, Post.id == ImportedObject.object_id)
+                .where(
+                    ImportedObject.source == source,
+                    ImportedObject.kind == "post",
+                    Post.type.in_(sorted(types - set(listed))),
+                )
+            )
+            keep = {int(i) for i in unlisted if i.isdigit() and i.isascii()}
+        for ids in listed.values():
+            keep |= ids
         records: list[wxr.Record] = [self.channel]
         records += [a for a in self.users.values() if _author_slug(a) in authors]
         records += self.term_records
@@ -449,8 +517,15 @@ class _Sync:
                 self.site.import_validator,
                 prune=True,
                 keep_going=True,
-                listed=listed,
+                listed=keep | self.synced,
             )
+            session.flush()
+            now = utcnow().isoformat()
+            for name, ids in listed.items():
+                ours = session.scalar(self._ours_query(name)) or 0
+                self.listings[name] = {"gap": len(ids) - ours, "at": now}
+            row = session.get_one(WordPressSync, source)
+            row.listings = dict(self.listings)
         self.done.add(report)
 
 

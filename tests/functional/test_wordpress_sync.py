@@ -497,3 +497,32 @@ def test_runs_of_one_wordpress_never_overlap(cli, as_admin, clean_database):
     assert status == 75 and f"another run of {as_admin.url} is at work" in err
     held_until(utcnow() - timedelta(seconds=1))  # a run killed: its hold has ended
     synced(cli, as_admin)
+
+
+def id_listings(paths: list[str]) -> list[str]:
+    """The requests that listed a collection's every id (not a count: ``per_page=1``)."""
+    return [p for p in paths if "_fields=id" in p and "per_page=100" in p]
+
+
+def test_ids_are_listed_only_when_a_count_moved(as_admin, proxy, wsgi_app, clean_database):
+    """A run that finds the counts as they were lists no ids; a post deleted in WordPress
+    (no date of change tells it) moves its type's count, and that type's ids are listed."""
+    wp = as_admin
+    posts = [write(wp, "posts", title=f"Post {n}", status="publish") for n in range(3)]
+    server, url = proxy
+    run_sync(wsgi_app, url, wp)
+    assert {p.split("?")[0] for p in id_listings(server.seen)} == {
+        "/wp-json/wp/v2/posts",
+        "/wp-json/wp/v2/pages",
+    }  # the first run lists every type
+    server.seen.clear()
+    run_sync(wsgi_app, url, wp)
+    assert id_listings(server.seen) == []
+    wp.api("DELETE", f"/wp/v2/posts/{posts[1]['id']}", params={"force": "true"})
+    server.seen.clear()
+    done = run_sync(wsgi_app, url, wp)
+    assert [p.split("?")[0] for p in id_listings(server.seen)] == ["/wp-json/wp/v2/posts"]
+    assert done.deleted == {"post": 1}
+    with Session(clean_database) as session:
+        assert session.get(Post, posts[1]["id"]) is None
+        assert session.get(Post, posts[0]["id"]) is not None

@@ -5,7 +5,8 @@ Revises: 0020
 Create Date: 2026-11-29
 
 One row per WordPress (its home URL, as imported_objects names it): the last ``modified``
-read of each post type (the cursors a run starts from) and how the last run went.
+read of each post type (the cursors a run starts from), what its last id listing of each
+type found (``listings``), how the last run went, and until when a run holds it.
 """
 
 import sqlalchemy as sa
@@ -22,6 +23,7 @@ def upgrade() -> None:
         'wordpress_syncs',
         sa.Column('source', sa.String(length=2047), nullable=False),
         sa.Column('cursors', sa.JSON(), nullable=False),
+        sa.Column('listings', sa.JSON(), nullable=False),
         sa.Column('started_at', sa.DateTime(timezone=True), nullable=True),
         sa.Column('finished_at', sa.DateTime(timezone=True), nullable=True),
         sa.Column('succeeded_at', sa.DateTime(timezone=True), nullable=True),
