@@ -265,9 +265,10 @@ def cmd_sync_wordpress(args: argparse.Namespace) -> int | None:
                 "give the WordPress to read: sitemap-server sync-wordpress URL (or set "
                 "sitemap_server.wordpress.url)"
             )
+        post_pattern = _post_pattern(args.permalinks or site.settings[PERMALINKS])
         try:
             auth = sync.credentials_from_environment()
-            run = sync.sync(site, url, auth)
+            run = sync.sync(site, url, auth, post_pattern=post_pattern)
         except (rest.WordPressError, sync.Busy) as error:
             if isinstance(error, sync.Busy) or error.temporary:
                 print(
@@ -487,6 +488,22 @@ def cmd_worker(args: argparse.Namespace) -> None:
             worker.close()
 
 
+PERMALINKS = "sitemap_server.wordpress.permalinks"
+
+
+def _post_pattern(structure: str) -> str | None:
+    """WordPress's permalink structure as a pattern (``permalinks.from_wordpress``), or
+    None when none is given."""
+    from .wordpress.permalinks import from_wordpress
+
+    if not structure:
+        return None
+    try:
+        return from_wordpress(structure)
+    except ValueError as error:
+        raise CommandError(f"permalinks {structure!r}: {error}") from None
+
+
 def _follower(site: Site) -> Any:
     """The WordPress the worker follows (``sitemap_server.wordpress.url``), if any."""
     url = site.settings["sitemap_server.wordpress.url"]
@@ -498,7 +515,13 @@ def _follower(site: Site) -> Any:
         auth = sync.credentials_from_environment()
     except rest.WordPressError as error:
         raise CommandError(str(error)) from None
-    return sync.Follower(site, url, auth, site.settings["sitemap_server.wordpress.poll_seconds"])
+    return sync.Follower(
+        site,
+        url,
+        auth,
+        site.settings["sitemap_server.wordpress.poll_seconds"],
+        _post_pattern(site.settings[PERMALINKS]),
+    )
 
 
 def _run_until_signalled(worker: Any, follower: Any = None) -> None:
@@ -660,6 +683,13 @@ def build_parser() -> argparse.ArgumentParser:
         "application password; else anonymous)",
     )
     sync.add_argument("--status", action="store_true", help="each WordPress followed, as JSON")
+    sync.add_argument(
+        "--permalinks",
+        metavar="STRUCTURE",
+        help="the posts' permalink structure, as WordPress's settings write it "
+        "(/%%year%%/%%monthnum%%/%%postname%%/); default: sitemap_server.wordpress.permalinks, "
+        "else found from the links",
+    )
     sync.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sync.set_defaults(func=cmd_sync_wordpress)
 

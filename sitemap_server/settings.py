@@ -341,6 +341,14 @@ SETTINGS: tuple[Setting, ...] = (
         "else anonymously. Empty: none.",
     ),
     Setting(
+        "sitemap_server.wordpress.permalinks",
+        "",
+        str,
+        doc="The posts' permalink structure of that WordPress, as its settings write it "
+        "(/%year%/%monthnum%/%postname%/); empty: found from the links it gives, as "
+        "import-wordpress finds it.",
+    ),
+    Setting(
         "sitemap_server.wordpress.poll_seconds",
         "5",
         positive_float,

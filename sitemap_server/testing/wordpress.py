@@ -10,6 +10,8 @@ PostgreSQL; ``scripts/ensure-wordpress`` installs the packages (``make test`` ru
 - MariaDB has a data directory of its own and listens on a socket in the directory only.
 - nginx serves WordPress on a free port of 127.0.0.1 through php-fpm, with WordPress's
   permalinks (``try_files``, as its documentation for nginx says).
+- A must-use plugin registers a custom post type (``book``, at ``/books/{slug}/``) and a
+  custom taxonomy of it (``genre``), as themes and plugins do.
 - WordPress is installed by PHP on the command line (``wp_install``), with the permalink
   structure ``/%year%/%monthnum%/%postname%/`` and an application password for its
   administrator (``WP_ENVIRONMENT_TYPE`` is ``local``: WordPress gives them over HTTP
@@ -36,6 +38,22 @@ from .servers import free_port, stop, wait_until
 
 WORDPRESS = Path("/usr/share/wordpress")
 PERMALINKS = "/%year%/%monthnum%/%postname%/"
+# A custom post type and a custom taxonomy, as a theme or plugin registers them (a
+# must-use plugin: always on): books, at /books/{slug}/, and their genres.
+TYPES_PLUGIN = """<?php
+add_action('init', function () {
+    register_taxonomy('genre', array('book'), array(
+        'public' => true, 'show_in_rest' => true, 'hierarchical' => true,
+        'label' => 'Genres', 'rewrite' => array('slug' => 'genre'),
+    ));
+    register_post_type('book', array(
+        'public' => true, 'show_in_rest' => true, 'rest_base' => 'books',
+        'label' => 'Books', 'taxonomies' => array('genre'), 'has_archive' => true,
+        'supports' => array('title', 'editor', 'author', 'thumbnail'),
+        'rewrite' => array('slug' => 'books'),
+    ));
+});
+"""
 ADMIN = "admin"
 PROGRAMS = {
     "mariadbd": ("/usr/sbin/mariadbd",),
@@ -228,6 +246,8 @@ def _files(directory: Path, socket: Path, url: str) -> None:
     (root / "wp-config.php").unlink()
     content = directory / "wp-content"
     shutil.copytree(WORDPRESS / "wp-content", content, symlinks=True, copy_function=os.link)
+    (content / "mu-plugins").mkdir()
+    (content / "mu-plugins" / "sitemap-test-types.php").write_text(TYPES_PLUGIN)
     settings = {
         "DB_NAME": "wordpress",
         "DB_USER": "wordpress",
@@ -335,6 +355,7 @@ def _install(directory: Path, url: str) -> str:
         "require_once ABSPATH . 'wp-admin/includes/upgrade.php';\n"
         "wp_install('Sitemap test', 'admin', 'admin@example.com', true, '', 'admin-password');\n"
         f"update_option('permalink_structure', '{PERMALINKS}');\n"
+        "flush_rewrite_rules();\n"
         "update_option('timezone_string', 'UTC');\n",
         installing=True,
     )

@@ -129,9 +129,12 @@ def sync(
     auth: tuple[str, str] | None,
     http: requests.Session | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    post_pattern: str | None = None,
 ) -> Run:
-    """One run against the WordPress at ``url``: what it did. Raises
-    ``rest.WordPressError`` when WordPress could not be read (recorded too)."""
+    """One run against the WordPress at ``url``: what it did. ``post_pattern``: the
+    posts' permalink pattern, given rather than found from their links
+    (``permalinks.from_wordpress``). Raises ``rest.WordPressError`` when WordPress could
+    not be read (recorded too), ``Busy`` when another run of it is at work."""
     if http is None:
         import requests
 
@@ -149,7 +152,7 @@ def sync(
     if held is None:
         raise Busy(f"another run of {run.source} is at work")
     try:
-        _Sync(site, client, channel, run, *held).run()
+        _Sync(site, client, channel, run, *held, post_pattern=post_pattern).run()
     except Exception as error:
         run.requests = client.requests
         _end(site, run, _said(error))
@@ -175,12 +178,18 @@ class Follower:
     while, as the last run left them."""
 
     def __init__(
-        self, site: Site, url: str, auth: tuple[str, str] | None, poll_seconds: float
+        self,
+        site: Site,
+        url: str,
+        auth: tuple[str, str] | None,
+        poll_seconds: float,
+        post_pattern: str | None = None,
     ) -> None:
         self.site = site
         self.url = url
         self.auth = auth
         self.poll_seconds = poll_seconds
+        self.post_pattern = post_pattern
         self.failing: str | None = None
 
     def run(self, stop: threading.Event) -> None:
@@ -195,7 +204,7 @@ class Follower:
 
     def once(self, http: requests.Session) -> Run | None:
         try:
-            done = sync(self.site, self.url, self.auth, http)
+            done = sync(self.site, self.url, self.auth, http, post_pattern=self.post_pattern)
         except Busy:
             return None  # another worker's run: this one waits for the next poll
         except Exception as error:
@@ -277,6 +286,7 @@ class _Sync:
         run: Run,
         cursors: dict[str, str],
         listings: dict[str, Any],
+        post_pattern: str | None = None,
     ) -> None:
         self.site = site
         self.client = client
@@ -284,6 +294,7 @@ class _Sync:
         self.done = run
         self.cursors = cursors
         self.listings = listings
+        self.post_pattern = post_pattern
         self.line = 0
         # The posts this run imported: never pruned by it, whatever a listing saw; and
         # those it read, imported or left out (not fetched again by id).
@@ -446,7 +457,11 @@ class _Sync:
                 cursor = None
         with self.site.sessions.begin() as session:
             report = import_records(
-                session, _given(records), self.site.import_validator, keep_going=True
+                session,
+                _given(records),
+                self.site.import_validator,
+                post_pattern=self.post_pattern,
+                keep_going=True,
             )
             row = session.get_one(WordPressSync, self.done.source)
             row.running_until = utcnow() + LEASE

@@ -103,9 +103,9 @@ def normal(url: str) -> str:
 
 
 def wordpress_links(wp: WordPress) -> set[str]:
-    """WordPress's own links of its published posts and pages, on this site's host."""
+    """WordPress's own links of its published posts, pages and books, on this site's host."""
     found = set()
-    for route in ("posts", "pages"):
+    for route in ("posts", "pages", "books"):
         for item in wp.api("GET", f"/wp/v2/{route}", params={"per_page": 100}):
             if not item["content"]["protected"]:
                 found.add(normal(SITE_URL + urlsplit(item["link"]).path))
@@ -125,7 +125,8 @@ def listed(docs: dict[str, Any], *providers: str) -> set[str]:
 def site_content(wp: WordPress) -> dict[str, Any]:
     """What an editor writes: a category under another, a tag, posts (one with a Cyrillic
     title, so a Unicode slug; one scheduled, one draft, one private, one with a
-    password), pages of equal slugs under different parents."""
+    password), pages of equal slugs under different parents, a book (a custom post
+    type) in a genre under another (a custom taxonomy)."""
     travel = write(wp, "categories", name="Travel")
     japan = write(wp, "categories", name="Japan", parent=travel["id"])
     tag = write(wp, "tags", name="Temples")
@@ -145,6 +146,9 @@ def site_content(wp: WordPress) -> dict[str, Any]:
         made[f"{parent}-team"] = write(
             wp, "pages", title="Team", slug="team", status="publish", parent=made[parent]["id"]
         )
+    fiction = write(wp, "genre", name="Fiction")
+    novels = write(wp, "genre", name="Novels", parent=fiction["id"])
+    made["book"] = write(wp, "books", title="Dune", status="publish", genre=[novels["id"]])
     return made
 
 
@@ -154,13 +158,15 @@ def test_a_synced_wordpress_has_the_sitemaps_of_its_export(
     out = synced(cli, as_admin)
     assert "requests" in out
     after_sync = documents(client(wsgi_app))
-    locs = listed(after_sync, "post", "page")
-    assert wordpress_links(as_admin) <= locs | {SITE_URL + "/"}
+    locs = listed(after_sync, "post", "page", "book")
+    assert locs - {SITE_URL + "/"} == wordpress_links(as_admin)
     assert {
         SITE_URL + "/about/team/",
         SITE_URL + "/careers/team/",
     } <= locs
     assert not any("later" in loc or "draft" in loc or "private" in loc for loc in locs)
+    assert normal(SITE_URL + "/books/dune/") in listed(after_sync, "book")
+    assert normal(SITE_URL + "/genre/fiction/novels/") in listed(after_sync, "genre")
 
     exported(cli, as_admin, tmp_path, engine, _migrated_rows)
     assert documents(client(wsgi_app)) == after_sync
@@ -183,13 +189,13 @@ def test_each_kind_of_change_in_wordpress_reaches_the_sitemaps(
 
     synced(cli, wp)
     after_sync = documents(client(wsgi_app))
-    locs = listed(after_sync, "post", "page")
+    locs = listed(after_sync, "post", "page", "book")
     assert SITE_URL + "/about-us/team/" in locs and SITE_URL + "/about-us/crew/" in locs
     assert SITE_URL + "/about/team/" not in locs
     assert SITE_URL + "/careers/" not in locs
     assert normal(SITE_URL + urlsplit(new["link"]).path) in locs
     assert not any("москва" in loc.lower() for loc in locs)
-    assert wordpress_links(wp) <= locs | {SITE_URL + "/"}
+    assert locs - {SITE_URL + "/"} == wordpress_links(wp)
 
     exported(cli, wp, tmp_path, engine, _migrated_rows)
     assert documents(client(wsgi_app)) == after_sync
@@ -514,6 +520,7 @@ def test_ids_are_listed_only_when_a_count_moved(as_admin, proxy, wsgi_app, clean
     assert {p.split("?")[0] for p in id_listings(server.seen)} == {
         "/wp-json/wp/v2/posts",
         "/wp-json/wp/v2/pages",
+        "/wp-json/wp/v2/books",
     }  # the first run lists every type
     server.seen.clear()
     run_sync(wsgi_app, url, wp)
@@ -526,3 +533,16 @@ def test_ids_are_listed_only_when_a_count_moved(as_admin, proxy, wsgi_app, clean
     with Session(clean_database) as session:
         assert session.get(Post, posts[1]["id"]) is None
         assert session.get(Post, posts[0]["id"]) is not None
+
+
+def test_the_posts_permalink_structure_may_be_given(cli, as_admin, dbsession):
+    from sitemap_server.models import PostType
+    from sitemap_server.wordpress.permalinks import from_wordpress
+
+    write(as_admin, "posts", title="Given", status="publish")
+    status, _out, err = cli("sync-wordpress", "--permalinks", "/%nope%/", as_admin.url)
+    assert status == 2 and "%nope%" in err and "Traceback" not in err
+    structure = "/%year%/%monthnum%/%postname%/"
+    status, _out, err = cli("sync-wordpress", "--permalinks", structure, as_admin.url)
+    assert status == 0, err
+    assert dbsession.get(PostType, "post").permalink_pattern == from_wordpress(structure)
