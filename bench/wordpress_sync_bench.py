@@ -11,7 +11,8 @@ apart), then syncs an empty site of ours from it, in this process, as its admini
 1. "first": everything;
 2. "nothing": a run that finds nothing changed;
 3. "edits": after ``--edits`` posts were edited through WordPress's REST API;
-4. "delete": after one post was deleted there (its type's ids are listed).
+4. "trash": after one post was trashed there (read by its date of change);
+5. "delete": after one post was deleted outright (its type's ids are listed).
 
 For each: wall time, CPU time of this process and of WordPress (php-fpm, nginx and
 MariaDB, from /proc), the requests made, and what the run read and did. Then, with a
@@ -204,13 +205,16 @@ def main() -> None:
             },
         )
         rows = [measured("first", app, wp), measured("nothing", app, wp)]
-        for post in wp.api("GET", "/wp/v2/posts", params={"per_page": args.edits}):
+        edited = wp.api("GET", "/wp/v2/posts", params={"per_page": args.edits, "context": "edit"})
+        for post in edited:
             wp.api("POST", f"/wp/v2/posts/{post['id']}", json={"title": post["title"]["raw"] + "!"})
         rows.append(measured("edits", app, wp))
-        victim = wp.api(
-            "GET", "/wp/v2/posts", params={"per_page": 1, "orderby": "id", "order": "asc"}
+        first_posts = wp.api(
+            "GET", "/wp/v2/posts", params={"per_page": 2, "orderby": "id", "order": "asc"}
         )
-        wp.api("DELETE", f"/wp/v2/posts/{victim[0]['id']}", params={"force": "true"})
+        wp.api("DELETE", f"/wp/v2/posts/{first_posts[0]['id']}")  # to the trash
+        rows.append(measured("trash", app, wp))
+        wp.api("DELETE", f"/wp/v2/posts/{first_posts[1]['id']}", params={"force": "true"})
         rows.append(measured("delete", app, wp))
         print(f"\n{args.db}, {args.posts} posts in WordPress")
         print(

@@ -194,12 +194,15 @@ class Client:
     def terms(self, taxonomy: Taxonomy) -> Iterator[Any]:
         return self.pages(f"/wp/v2/{taxonomy.rest_base}", {"context": self.context})
 
-    def posts(self, post_type: PostType, after: datetime | None = None) -> Iterator[Any]:
+    def posts(
+        self, post_type: PostType, after: datetime | None = None, trash: bool = False
+    ) -> Iterator[Any]:
         """The posts of ``post_type`` modified after ``after`` (UTC), oldest change
-        first."""
+        first; with ``trash`` (credentials only), those in the trash, which ``any`` leaves
+        out (trashing a post changes its date of change)."""
         params: dict[str, Any] = {"context": self.context, "orderby": "modified", "order": "asc"}
         if self.auth:
-            params["status"] = "any"
+            params["status"] = "trash" if trash else "any"
         if after is not None:
             # With its offset, WordPress compares it in its own time zone.
             params["modified_after"] = after.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -327,6 +327,11 @@ class _Sync:
             after = cursor - timedelta(seconds=1) if cursor is not None else None
             started = client.server_time
             changed = list(client.posts(post_type, after=after))
+            if client.auth:  # a post trashed comes in trashed, as an export has it
+                changed += client.posts(post_type, after=after, trash=True)
+                # One order of change, so that the cursor each batch moves to is passed
+                # by every post before it.
+                changed.sort(key=_modified)
             self.seen |= {found.get("id") for found in changed if isinstance(found, dict)}
             self.done.read[name] = len(changed)
             for start in range(0, len(changed), CHUNK):
@@ -556,6 +561,10 @@ def _given(records: list[wxr.Record]) -> Callable[[], Any]:
         yield records
 
     return read
+
+
+def _modified(found: Any) -> str:
+    return str(found.get("modified_gmt") or "") if isinstance(found, dict) else ""
 
 
 def _moment(value: str | None) -> datetime | None:

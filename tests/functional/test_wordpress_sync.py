@@ -546,3 +546,23 @@ def test_the_posts_permalink_structure_may_be_given(cli, as_admin, dbsession):
     status, _out, err = cli("sync-wordpress", "--permalinks", structure, as_admin.url)
     assert status == 0, err
     assert dbsession.get(PostType, "post").permalink_pattern == from_wordpress(structure)
+
+
+def test_a_post_trashed_leaves_the_sitemaps_with_no_listing_of_ids(
+    as_admin, proxy, wsgi_app, clean_database
+):
+    """Trashing changes a post's date of change: a run with credentials reads it in the
+    trash, as an export has it, and its count stays consistent (no id listing)."""
+    wp = as_admin
+    post = write(wp, "posts", title="Trashed", status="publish")
+    url = normal(SITE_URL + urlsplit(post["link"]).path)
+    server, base = proxy
+    run_sync(wsgi_app, base, wp)
+    assert url in listed(documents(client(wsgi_app)), "post")
+    wp.api("DELETE", f"/wp/v2/posts/{post['id']}")  # to the trash
+    server.seen.clear()
+    run_sync(wsgi_app, base, wp)
+    assert id_listings(server.seen) == []
+    with Session(clean_database) as session:
+        assert session.get_one(Post, post["id"]).status == "trash"
+    assert url not in listed(documents(client(wsgi_app)), "post")
