@@ -321,11 +321,21 @@ class _Sync:
         for post_type in types:
             name = post_type.name
             total = client.total(post_type)
+            started = client.server_time or utcnow()
             cursor = _moment(self.cursors.get(name))
+            if cursor is None:
+                # The first run of this type: its ids, then its posts by id, 100 a
+                # request (WordPress finds them by key, where paging in order of change
+                # sorts them all again for each page). A run cut short resumes with those
+                # this site lacks; what changes meanwhile, the next run reads.
+                self.done.read[name] = 0
+                listed[name] = ids = set(client.ids(post_type))
+                self._fetch(by_name, post_type, sorted(ids - known))
+                self._start_cursor(name, started)
+                continue
             # A second before: WordPress asks for later posts only, and another post may
             # have changed in the cursor's second.
-            after = cursor - timedelta(seconds=1) if cursor is not None else None
-            started = client.server_time
+            after = cursor - timedelta(seconds=1)
             changed = list(client.posts(post_type, after=after))
             if client.auth:  # a post trashed comes in trashed, as an export has it
                 changed += client.posts(post_type, after=after, trash=True)
@@ -340,12 +350,26 @@ class _Sync:
                 # A post this site has is gone from WordPress, or WordPress shows one
                 # this site lacks, and no date of change says which: its ids, listed.
                 listed[name] = ids = set(client.ids(post_type))
-                missing = sorted(ids - known - self.seen)
-                fetched = list(client.posts_by_id(post_type, missing))
-                self.done.read[name] += len(fetched)
-                for start in range(0, len(fetched), CHUNK):
-                    self._import(by_name, post_type, fetched[start : start + CHUNK], None)
+                self._fetch(by_name, post_type, sorted(ids - known - self.seen))
         self._prune(listed, {t.name for t in types})
+
+    def _fetch(
+        self, by_name: dict[str, rest.PostType], post_type: rest.PostType, ids: list[int]
+    ) -> None:
+        """The posts ``ids`` of ``post_type``, read and imported a batch at a time."""
+        for start in range(0, len(ids), CHUNK):
+            found = list(self.client.posts_by_id(post_type, ids[start : start + CHUNK]))
+            self.seen |= {f.get("id") for f in found if isinstance(f, dict)}
+            self.done.read[post_type.name] += len(found)
+            self._import(by_name, post_type, found, None)
+
+    def _start_cursor(self, name: str, started: datetime) -> None:
+        """A type read whole: the next run reads what changed after ``started``."""
+        moment = started.isoformat()
+        with self.site.sessions.begin() as session:
+            row = session.get_one(WordPressSync, self.done.source)
+            row.cursors = {**row.cursors, name: moment}
+        self.cursors[name] = moment
 
     def _consistent(self, name: str, total: int) -> bool:
         """Whether WordPress's count of ``name`` posts (``total``, read before this run
