@@ -162,7 +162,8 @@ def visibility(app: Any, wp: WordPress, poll: float, count: int) -> list[float]:
     # Posts of the first sitemap page, found by their loaded slugs (ids 1000 + n).
     first = reader.get("/post-sitemap.xml").text
     listed = [1000 + n for n in range(1, 2000) if f"/bench-post-{n}/" in first]
-    alive = wp.api("GET", "/wp/v2/posts", params={"include": listed[: count + 5], "per_page": 100})
+    chosen = ",".join(map(str, listed[: count + 5]))
+    alive = wp.api("GET", "/wp/v2/posts", params={"include": chosen, "per_page": 100})
     posts = sorted(post["id"] for post in alive)[:count]
     seen = []
     try:
