@@ -25,7 +25,7 @@ import html
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
@@ -205,7 +205,7 @@ class Client:
             params["status"] = "trash" if trash else "any"
         if after is not None:
             # With its offset, WordPress compares it in its own time zone.
-            params["modified_after"] = after.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            params["modified_after"] = _utc(after)
         return self.pages(f"/wp/v2/{post_type.rest_base}", params)
 
     def posts_by_id(self, post_type: PostType, ids: list[int]) -> Iterator[Any]:
@@ -219,12 +219,13 @@ class Client:
                 {**params, "include": ",".join(map(str, chunk))},
             )
 
-    def total(self, post_type: PostType) -> int:
+    def total(self, post_type: PostType, changed: Span | None = None) -> int:
         """How many posts of ``post_type`` WordPress shows (``X-WP-Total``): those
-        ``ids`` lists."""
+        ``ids`` lists (``changed``: of those, the ones last changed within it)."""
         params: dict[str, Any] = {"context": self.context, "_fields": "id", "per_page": 1}
         if self.auth:
             params["status"] = "any"
+        params.update(_within(changed))
         route = f"/wp/v2/{post_type.rest_base}"
         _, headers = self.get(route, params)
         try:
@@ -232,11 +233,13 @@ class Client:
         except ValueError:
             raise WordPressError(f"GET {route}: X-WP-Total is not a number") from None
 
-    def ids(self, post_type: PostType) -> Iterator[int]:
-        """Every id of ``post_type`` WordPress shows (trashed posts are not among them)."""
+    def ids(self, post_type: PostType, changed: Span | None = None) -> Iterator[int]:
+        """Every id of ``post_type`` WordPress shows (trashed posts are not among them;
+        ``changed``: of those, the ones last changed within it)."""
         params: dict[str, Any] = {"context": self.context, "_fields": "id"}
         if self.auth:
             params["status"] = "any"
+        params.update(_within(changed))
         for item in self.pages(f"/wp/v2/{post_type.rest_base}", params):
             if isinstance(item, dict) and isinstance(item.get("id"), int):
                 yield item["id"]
@@ -250,6 +253,26 @@ class Client:
                     "/wp/v2/media",
                     {"context": self.context, key: ",".join(map(str, chunk))},
                 )
+
+
+# A span of dates of change, whole seconds, both ends included (UTC).
+Span = tuple[datetime, datetime]
+
+
+def _within(span: Span | None) -> dict[str, str]:
+    """WordPress's parameters for ``span``: it takes later and earlier only, to the
+    second, so a second outside each end."""
+    if span is None:
+        return {}
+    first, last = span
+    return {
+        "modified_after": _utc(first - timedelta(seconds=1)),
+        "modified_before": _utc(last + timedelta(seconds=1)),
+    }
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _dict(found: Any, route: str) -> dict[str, Any]:

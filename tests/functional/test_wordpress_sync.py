@@ -506,15 +506,32 @@ def test_runs_of_one_wordpress_never_overlap(cli, as_admin, clean_database):
 
 
 def id_listings(paths: list[str]) -> list[str]:
-    """The requests that listed a collection's every id (not a count: ``per_page=1``)."""
-    return [p for p in paths if "_fields=id" in p and "per_page=100" in p]
+    """The requests that listed a collection's every id (not a count: ``per_page=1``;
+    not those of a span of dates of change)."""
+    return [
+        p for p in paths if "_fields=id" in p and "per_page=100" in p and "modified_before" not in p
+    ]
+
+
+def span_listings(paths: list[str]) -> list[str]:
+    """The requests that listed the ids of a span of dates of change."""
+    return [
+        p for p in paths if "_fields=id" in p and "per_page=100" in p and "modified_before" in p
+    ]
 
 
 def test_ids_are_listed_only_when_a_count_moved(as_admin, proxy, wsgi_app, clean_database):
     """A run that finds the counts as they were lists no ids; a post deleted in WordPress
-    (no date of change tells it) moves its type's count, and that type's ids are listed."""
+    (no date of change tells it) moves its type's count, and the posts it changed with
+    are found by counts of spans of dates of change, not by a listing of every id."""
     wp = as_admin
     posts = [write(wp, "posts", title=f"Post {n}", status="publish") for n in range(3)]
+    # 300 more, an hour apart (a new post's date of change is its date).
+    wp.php(
+        "for ($i = 0; $i < 300; $i++) { wp_insert_post(array('post_title' => \"Old $i\","
+        " 'post_status' => 'publish', 'post_date' => gmdate('Y-m-d H:i:s',"
+        " strtotime('2020-01-01 00:00:00') + 3600 * $i))); }"
+    )
     server, url = proxy
     run_sync(wsgi_app, url, wp)
     assert {p.split("?")[0] for p in id_listings(server.seen)} == {
@@ -525,14 +542,31 @@ def test_ids_are_listed_only_when_a_count_moved(as_admin, proxy, wsgi_app, clean
     server.seen.clear()
     run_sync(wsgi_app, url, wp)
     assert id_listings(server.seen) == []
+    assert span_listings(server.seen) == []
     wp.api("DELETE", f"/wp/v2/posts/{posts[1]['id']}", params={"force": "true"})
     server.seen.clear()
     done = run_sync(wsgi_app, url, wp)
-    assert [p.split("?")[0] for p in id_listings(server.seen)] == ["/wp-json/wp/v2/posts"]
+    assert id_listings(server.seen) == []
+    spans = span_listings(server.seen)
+    assert spans and all(p.startswith("/wp-json/wp/v2/posts?") for p in spans)
+    assert len(spans) < 4  # a listing of 303 posts' ids is 4 pages
     assert done.deleted == {"post": 1}
+    # One this site lacks: dated in the past, its date of change is too.
+    backdated = wp.php(
+        "echo wp_insert_post(array('post_title' => 'Backdated', 'post_status' => 'publish',"
+        " 'post_date' => '2020-06-01 12:00:00'));"
+    )
+    server.seen.clear()
+    done = run_sync(wsgi_app, url, wp)
+    assert id_listings(server.seen) == [] and span_listings(server.seen)
+    assert done.imported == {"post": 1}
     with Session(clean_database) as session:
         assert session.get(Post, posts[1]["id"]) is None
         assert session.get(Post, posts[0]["id"]) is not None
+        assert session.get(Post, int(backdated)) is not None
+    server.seen.clear()
+    run_sync(wsgi_app, url, wp)
+    assert span_listings(server.seen) == [] and id_listings(server.seen) == []
 
 
 def test_the_posts_permalink_structure_may_be_given(cli, as_admin, dbsession):
