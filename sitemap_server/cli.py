@@ -202,16 +202,12 @@ class _DryRun(Exception):
 def cmd_import_wordpress(args: argparse.Namespace) -> None:
 
     from .wordpress.importer import import_wordpress
-    from .wordpress.permalinks import from_wordpress
     from .wordpress.wxr import WxrError
 
     path = Path(args.file)
     if not path.is_file():
         raise CommandError(f"{args.file}: no such file")
-    try:
-        post_pattern = from_wordpress(args.permalinks) if args.permalinks else None
-    except ValueError as error:
-        raise CommandError(f"--permalinks: {error}") from None
+    post_pattern = _post_pattern(args.permalinks, "--permalinks")
     with open_site(args.config) as site:
         try:
             with (
@@ -265,7 +261,11 @@ def cmd_sync_wordpress(args: argparse.Namespace) -> int | None:
                 "give the WordPress to read: sitemap-server sync-wordpress URL (or set "
                 "sitemap_server.wordpress.url)"
             )
-        post_pattern = _post_pattern(args.permalinks or site.settings[PERMALINKS])
+        post_pattern = (
+            _post_pattern(args.permalinks, "--permalinks")
+            if args.permalinks
+            else _post_pattern(site.settings[PERMALINKS], PERMALINKS)
+        )
         try:
             auth = sync.credentials_from_environment()
             run = sync.sync(site, url, auth, post_pattern=post_pattern)
@@ -491,9 +491,10 @@ def cmd_worker(args: argparse.Namespace) -> None:
 PERMALINKS = "sitemap_server.wordpress.permalinks"
 
 
-def _post_pattern(structure: str) -> str | None:
+def _post_pattern(structure: str | None, given_by: str) -> str | None:
     """WordPress's permalink structure as a pattern (``permalinks.from_wordpress``), or
-    None when none is given."""
+    None when none is given; one no pattern expresses ends the command, naming where it
+    was given (``given_by``)."""
     from .wordpress.permalinks import from_wordpress
 
     if not structure:
@@ -501,7 +502,7 @@ def _post_pattern(structure: str) -> str | None:
     try:
         return from_wordpress(structure)
     except ValueError as error:
-        raise CommandError(f"permalinks {structure!r}: {error}") from None
+        raise CommandError(f"{given_by}: {error}") from None
 
 
 def _follower(site: Site) -> Any:
@@ -520,7 +521,7 @@ def _follower(site: Site) -> Any:
         url,
         auth,
         site.settings["sitemap_server.wordpress.poll_seconds"],
-        _post_pattern(site.settings[PERMALINKS]),
+        _post_pattern(site.settings[PERMALINKS], PERMALINKS),
     )
 
 
@@ -690,7 +691,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(/%%year%%/%%monthnum%%/%%postname%%/); default: sitemap_server.wordpress.permalinks, "
         "else found from the links",
     )
-    sync.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    sync.add_argument(
+        "-q", "--quiet", action="store_true", help="say nothing of applying what it brought in"
+    )
     sync.set_defaults(func=cmd_sync_wordpress)
 
     exp = commands.add_parser(

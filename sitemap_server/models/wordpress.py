@@ -14,8 +14,8 @@ from .meta import Base, UTCDateTime
 
 class WordPressSync(Base):
     """One WordPress a sync reads (``source``: its home URL, as the imported objects name
-    it): where each kind of post was read up to (``cursors``: post type -> the last
-    ``modified`` seen, WordPress's local time), and how the last run went."""
+    it): where each kind of post was read up to (``cursors``: post type -> the last date
+    of change read, UTC, ISO 8601), and how the last run went."""
 
     __tablename__ = "wordpress_syncs"
 

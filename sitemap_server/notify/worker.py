@@ -214,8 +214,7 @@ class Worker:
         (``finish``). Its own batches' purges are sent as each is applied; this sends
         those another maintainer stored (a request that found a scheduled post due, a
         command) within a poll, not at the next notification pass."""
-        with self.site.reader.versions_engine.connect() as conn:
-            versions = conn.execute(VERSION_NUMBERS).all()
+        versions = self._versions()
         if versions != self._seen_at:
             self._seen_at = versions
             self.send_due()
@@ -229,14 +228,18 @@ class Worker:
         if not self.site.finishes_documents:
             return 0
         if versions is None:
-            with self.site.reader.versions_engine.connect() as conn:
-                versions = conn.execute(VERSION_NUMBERS).all()
+            versions = self._versions()
         if versions == self._finished_at:
             return 0
         stored = self.site.engine.finish()
         if stored == 0:
             self._finished_at = versions
         return stored or 0
+
+    def _versions(self) -> Any:
+        """Every sitemap's version now (``VERSION_NUMBERS``)."""
+        with self.site.reader.versions_engine.connect() as conn:
+            return conn.execute(VERSION_NUMBERS).all()
 
     def _failed(self, error: Exception) -> None:
         """A pass failed: an outage is logged once (and once when it ends), in one line;

@@ -88,12 +88,40 @@ def running(
     port: int,
     ready_path: str = "/robots.txt",
 ) -> Iterator[str]:
-    """A server started with ``command``, listening on ``port`` of 127.0.0.1: its base URL
-    once ``ready_path`` answers (within ``SERVER_STARTUP_SECONDS``). Its output goes to
-    ``log``; it is stopped afterwards, whatever happens. It runs in a session of its own,
-    as a service manager starts a service: the kernel then shares the CPU between it and
-    the other programs, not between all their threads (a cache's dozens of busy threads
-    would leave a server a sliver of it; ``bench/varnish_bench.py``)."""
+    """A server started with ``command`` (``started``), listening on ``port`` of
+    127.0.0.1: its base URL once ``ready_path`` answers."""
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_STARTUP_SECONDS
+
+    def answers() -> bool:
+        try:
+            # Once connected, its first answer may take a while: it may rebuild the
+            # stored sitemaps first (a start with another site URL), on a busy machine.
+            left = max(deadline - time.monotonic(), 1.0)
+            requests.get(base + ready_path, timeout=(2, left))
+        except (requests.ConnectionError, requests.Timeout):
+            return False
+        return True
+
+    with started(command, log, answers, "to answer", cwd, env):
+        yield base
+
+
+@contextmanager
+def started(
+    command: list[str],
+    log: Path,
+    ready: Callable[[], bool],
+    what: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``command`` running, once ``ready()`` holds (within ``SERVER_STARTUP_SECONDS``,
+    failing with its output, ``log``, if it does not or if it exits); stopped afterwards,
+    whatever happens. It runs in a session of its own, as a service manager starts a
+    service: the kernel then shares the CPU between it and the other programs, not
+    between all their threads (a cache's dozens of busy threads would leave a server a
+    sliver of it; ``bench/varnish_bench.py``)."""
     with log.open("wb") as output:
         process = subprocess.Popen(
             command,
@@ -103,26 +131,17 @@ def running(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SERVER_STARTUP_SECONDS
-        while True:
+        while not ready():
             if process.poll() is not None:
                 pytest.fail(f"{command[0]} exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                # Once connected, its first answer may take a while: it may rebuild the
-                # stored sitemaps first (a start with another site URL), on a busy machine.
-                left = max(deadline - time.monotonic(), 1.0)
-                requests.get(base + ready_path, timeout=(2, left))
-                break
-            except (requests.ConnectionError, requests.Timeout):
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"{command[0]} did not answer in {SERVER_STARTUP_SECONDS} s:\n"
-                        + log.read_text()
-                    )
-                time.sleep(0.1)  # polling the starting server, bounded by the deadline
-        yield base
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"{command[0]} not {what} in {SERVER_STARTUP_SECONDS} s:\n{log.read_text()}"
+                )
+            time.sleep(0.1)  # polling the starting program, bounded by the deadline
+        yield process
     finally:
         stop(process)
 
@@ -153,7 +172,7 @@ def worker_process(
     config: str, env: dict[str, str], log: Path, *args: str, cwd: Path = PROJECT_ROOT
 ) -> Iterator[subprocess.Popen[bytes]]:
     """A real ``sitemap-server --config CONFIG worker ARGS`` in ``env``, its output added
-    to ``log``, in a session of its own (as ``running``); stopped afterwards if it still
+    to ``log``, in a session of its own (as ``started``); stopped afterwards if it still
     runs (SIGTERM, then SIGKILL)."""
     with log.open("ab") as output:
         process = subprocess.Popen(

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 import requests
 
-from .servers import free_port, stop, wait_until
+from .servers import free_port, running, started
 
 WORDPRESS = Path("/usr/share/wordpress")
 PERMALINKS = "/%year%/%monthnum%/%postname%/"
@@ -163,25 +163,6 @@ def wordpress() -> Iterator[WordPress]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-@contextmanager
-def _process(command: list[str], log: Path, ready: Any, what: str) -> Iterator[None]:
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-
-        def up() -> bool:
-            if process.poll() is not None:
-                pytest.fail(f"{what} exited with {process.returncode}:\n{log.read_text()}")
-            return bool(ready())
-
-        wait_until(up, what)
-        yield
-    finally:
-        stop(process)
-
-
 def _root_options() -> list[str]:
     return ["--user=root"] if os.geteuid() == 0 else []
 
@@ -220,7 +201,7 @@ def _mariadb(found: dict[str, str], directory: Path, socket: Path) -> Iterator[N
         "--skip-log-bin",
         *_root_options(),
     ]
-    with _process(command, directory / "mysqld.log", socket.exists, "MariaDB to start"):
+    with started(command, directory / "mysqld.log", socket.exists, "listening"):
         create = subprocess.run(
             ["mariadb", "--no-defaults", f"--socket={socket}", "-uroot"],
             input="CREATE DATABASE wordpress CHARACTER SET utf8mb4;"
@@ -295,7 +276,7 @@ def _php_fpm(found: dict[str, str], directory: Path, socket: Path) -> Iterator[N
     command = [found["php-fpm"], "--nodaemonize", "--fpm-config", str(config)]
     if os.geteuid() == 0:
         command.append("--allow-to-run-as-root")
-    with _process(command, directory / "php-fpm.out", socket.exists, "php-fpm to start"):
+    with started(command, directory / "php-fpm.out", socket.exists, "listening"):
         yield
 
 
@@ -335,15 +316,9 @@ def _nginx(found: dict[str, str], directory: Path, port: int, fpm: Path) -> Iter
         "}\n"
     )
     command = [found["nginx"], "-p", str(directory), "-c", str(config)]
-
-    def answers() -> bool:
-        try:
-            requests.get(f"http://127.0.0.1:{port}/readme.html", timeout=5)
-        except requests.RequestException:
-            return False
-        return True
-
-    with _process(command, directory / "nginx.out", answers, "nginx to start"):
+    with running(
+        command, directory, dict(os.environ), directory / "nginx.out", port, "/readme.html"
+    ):
         yield
 
 

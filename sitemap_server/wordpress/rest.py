@@ -16,7 +16,7 @@ mapped exactly as its WXR export would be.
   (1 s, doubled, or the ``Retry-After`` WordPress asks for, up to 30 s), as the
   notification channels' are, then fail the run (``WordPressError``): the next one
   starts again from the cursor. Any other status fails at once, naming the request. An
-  item that does not parse is left out and named (``Skipped``), never the run.
+  item that does not parse is left out and named (``sync.py``), never the run.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -68,14 +68,6 @@ class PostType:
 class Taxonomy:
     name: str
     rest_base: str
-    hierarchical: bool
-
-
-@dataclass
-class Skipped:
-    """Items left out because their answer did not parse: ``kind id: why``."""
-
-    items: list[str] = field(default_factory=list)
 
 
 class Client:
@@ -168,7 +160,7 @@ class Client:
 
     def taxonomies(self) -> list[Taxonomy]:
         return [
-            Taxonomy(name, base, bool(data.get("hierarchical")))
+            Taxonomy(name, base)
             for name, base, data in self._described("/wp/v2/taxonomies", INTERNAL_TAXONOMIES)
             if (data.get("visibility") or {}).get("public", True)
         ]
@@ -200,18 +192,16 @@ class Client:
         """The posts of ``post_type`` modified after ``after`` (UTC), oldest change
         first; with ``trash`` (credentials only), those in the trash, which ``any`` leaves
         out (trashing a post changes its date of change)."""
-        params: dict[str, Any] = {"context": self.context, "orderby": "modified", "order": "asc"}
-        if self.auth:
-            params["status"] = "trash" if trash else "any"
+        params = self._shown(orderby="modified", order="asc")
+        if trash and self.auth:
+            params["status"] = "trash"
         if after is not None:
             # With its offset, WordPress compares it in its own time zone.
             params["modified_after"] = _utc(after)
         return self.pages(f"/wp/v2/{post_type.rest_base}", params)
 
     def posts_by_id(self, post_type: PostType, ids: list[int]) -> Iterator[Any]:
-        params: dict[str, Any] = {"context": self.context}
-        if self.auth:
-            params["status"] = "any"
+        params = self._shown()
         for start in range(0, len(ids), PER_PAGE):
             chunk = ids[start : start + PER_PAGE]
             yield from self.pages(
@@ -222,10 +212,7 @@ class Client:
     def total(self, post_type: PostType, changed: Span | None = None) -> int:
         """How many posts of ``post_type`` WordPress shows (``X-WP-Total``): those
         ``ids`` lists (``changed``: of those, the ones last changed within it)."""
-        params: dict[str, Any] = {"context": self.context, "_fields": "id", "per_page": 1}
-        if self.auth:
-            params["status"] = "any"
-        params.update(_within(changed))
+        params = self._shown(_fields="id", per_page=1, **_within(changed))
         route = f"/wp/v2/{post_type.rest_base}"
         _, headers = self.get(route, params)
         try:
@@ -236,13 +223,18 @@ class Client:
     def ids(self, post_type: PostType, changed: Span | None = None) -> Iterator[int]:
         """Every id of ``post_type`` WordPress shows (trashed posts are not among them;
         ``changed``: of those, the ones last changed within it)."""
-        params: dict[str, Any] = {"context": self.context, "_fields": "id"}
-        if self.auth:
-            params["status"] = "any"
-        params.update(_within(changed))
+        params = self._shown(_fields="id", **_within(changed))
         for item in self.pages(f"/wp/v2/{post_type.rest_base}", params):
             if isinstance(item, dict) and isinstance(item.get("id"), int):
                 yield item["id"]
+
+    def _shown(self, **more: Any) -> dict[str, Any]:
+        """The parameters of a collection of posts: every status but the trash with
+        credentials (``any``), what visitors see without; and ``more``."""
+        params: dict[str, Any] = {"context": self.context}
+        if self.auth:
+            params["status"] = "any"
+        return {**params, **more}
 
     def media(self, parents: list[int], ids: list[int]) -> Iterator[Any]:
         """The attachments of posts ``parents``, and those of ``ids``."""

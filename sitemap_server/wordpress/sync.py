@@ -29,8 +29,9 @@ import os
 import threading
 import time
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from sqlalchemy.orm import Session
 
 from ..models import ImportedObject, Post, WordPressSync, hold_lock
 from ..models.meta import utcnow
+from ..notify.report import iso
 from . import rest, wxr
 from .importer import Report, import_records
 
@@ -91,21 +93,17 @@ class Run:
     """What a run read and did."""
 
     source: str = ""
-    read: dict[str, int] = field(default_factory=dict)  # posts read, by type
-    imported: dict[str, int] = field(default_factory=dict)
-    updated: dict[str, int] = field(default_factory=dict)
-    deleted: dict[str, int] = field(default_factory=dict)
+    read: Counter[str] = field(default_factory=Counter)  # posts read, by type
+    imported: Counter[str] = field(default_factory=Counter)
+    updated: Counter[str] = field(default_factory=Counter)
+    deleted: Counter[str] = field(default_factory=Counter)
     skipped: list[str] = field(default_factory=list)  # items that did not parse, named
     requests: int = 0
 
     def add(self, report: Report) -> None:
-        for counts, found in (
-            (self.imported, report.imported),
-            (self.updated, report.updated),
-            (self.deleted, report.pruned),
-        ):
-            for kind, count in found.items():
-                counts[kind] = counts.get(kind, 0) + count
+        self.imported.update(report.imported)
+        self.updated.update(report.updated)
+        self.deleted.update(report.pruned)
         self.skipped += [f"item {line}: {why}" for line, why in report.failed]
 
     def as_dict(self) -> dict[str, Any]:
@@ -118,7 +116,7 @@ class Run:
         }
 
     def summary(self) -> list[str]:
-        def listed(counts: dict[str, int]) -> str:
+        def listed(counts: Counter[str]) -> str:
             return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"
 
         lines = [
@@ -161,11 +159,9 @@ def sync(
     try:
         _Sync(site, client, channel, run, *held, post_pattern=post_pattern).run()
     except Exception as error:
-        run.requests = client.requests
-        _end(site, run, _said(error))
+        _end(site, run, _said(error), client.requests)
         raise
-    run.requests = client.requests
-    _end(site, run, None)
+    _end(site, run, None, client.requests)
     return run
 
 
@@ -237,22 +233,18 @@ def status(session: Session) -> list[dict[str, Any]]:
     return [
         {
             "source": row.source,
-            "started_at": _iso(row.started_at),
-            "finished_at": _iso(row.finished_at),
-            "succeeded_at": _iso(row.succeeded_at),
+            "started_at": iso(row.started_at),
+            "finished_at": iso(row.finished_at),
+            "succeeded_at": iso(row.succeeded_at),
             "cursors": dict(sorted(row.cursors.items())),
-            "listings": dict(sorted((row.listings or {}).items())),
+            "listings": dict(sorted(row.listings.items())),
             "counts": row.counts,
             "requests": row.requests,
             "error": row.error,
-            "running_until": _iso(row.running_until),
+            "running_until": iso(row.running_until),
         }
         for row in rows
     ]
-
-
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 def _begin(site: Site, source: str) -> tuple[dict[str, str], dict[str, Any]] | None:
@@ -269,10 +261,13 @@ def _begin(site: Site, source: str) -> tuple[dict[str, str], dict[str, Any]] | N
             return None
         row.started_at = now
         row.running_until = now + LEASE
-        return dict(row.cursors), dict(row.listings or {})
+        return dict(row.cursors), dict(row.listings)
 
 
-def _end(site: Site, run: Run, error: str | None) -> None:
+def _end(site: Site, run: Run, error: str | None, requests: int | None = None) -> None:
+    """Record how ``run`` went (``requests``: how many it made) and free the WordPress."""
+    if requests is not None:
+        run.requests = requests
     with site.sessions.begin() as session:
         row = session.get_one(WordPressSync, run.source)
         row.running_until = None
@@ -450,10 +445,10 @@ class _Sync:
             if i.isdigit() and i.isascii()
         )
 
-    def _our_ids(self, name: str) -> set[int]:
-        """The WordPress ids of this site's posts of type ``name`` from it."""
+    def _our_ids(self, *names: str) -> set[int]:
+        """The WordPress ids of this site's posts of the types ``names`` from it."""
         with self.site.sessions() as session:
-            query = self._posts_here(select(ImportedObject.source_id), name, listed=False)
+            query = self._posts_here(select(ImportedObject.source_id), *names, listed=False)
             found = session.scalars(query)
             return {int(i) for i in found if i.isdigit() and i.isascii()}
 
@@ -466,8 +461,8 @@ class _Sync:
     def _ours_query(self, name: str) -> Any:
         return self._posts_here(select(func.count()), name)
 
-    def _posts_here(self, columns: Any, name: str, listed: bool = True) -> Any:
-        """``columns`` of this site's posts of type ``name`` from this WordPress;
+    def _posts_here(self, columns: Any, *names: str, listed: bool = True) -> Any:
+        """``columns`` of this site's posts of the types ``names`` from this WordPress;
         ``listed``: of the statuses WordPress lists to this run."""
         query = (
             columns.select_from(ImportedObject)
@@ -475,7 +470,7 @@ class _Sync:
             .where(
                 ImportedObject.source == self.done.source,
                 ImportedObject.kind == "post",
-                Post.type == name,
+                Post.type.in_(names),
             )
         )
         return query.where(Post.status.in_(self.statuses)) if listed else query
@@ -566,7 +561,7 @@ class _Sync:
         with self.site.sessions.begin() as session:
             report = import_records(
                 session,
-                _given(records),
+                lambda: nullcontext(records),
                 self.site.import_validator,
                 post_pattern=self.post_pattern,
                 keep_going=True,
@@ -618,16 +613,7 @@ class _Sync:
                     )
                 )
             )
-            unlisted = session.scalars(
-                select(ImportedObject.source_id)
-                .join(Post, Post.id == ImportedObject.object_id)
-                .where(
-                    ImportedObject.source == source,
-                    ImportedObject.kind == "post",
-                    Post.type.in_(sorted(types - set(listed))),
-                )
-            )
-            keep = {int(i) for i in unlisted if i.isdigit() and i.isascii()}
+        keep = self._our_ids(*sorted(types - set(listed)))
         for ids in listed.values():
             keep |= ids
         records: list[wxr.Record] = [self.channel]
@@ -636,7 +622,7 @@ class _Sync:
         with self.site.sessions.begin() as session:
             report = import_records(
                 session,
-                _given(records),
+                lambda: nullcontext(records),
                 self.site.import_validator,
                 prune=True,
                 keep_going=True,
@@ -658,14 +644,6 @@ def _author_slug(author: wxr.WpAuthor) -> str:
     from ..content.slugs import slugify
 
     return slugify(author.login, "")
-
-
-def _given(records: list[wxr.Record]) -> Callable[[], Any]:
-    @contextmanager
-    def read() -> Iterator[Iterable[wxr.Record]]:
-        yield records
-
-    return read
 
 
 def _modified(found: Any) -> str:
