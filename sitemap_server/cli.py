@@ -27,7 +27,7 @@ from . import migrations
 from .errors import ServiceError
 from .models import get_tm_session, take_write_lock
 from .plugins import DISTRIBUTION, describe_plugins
-from .settings import SettingsError
+from .settings import SettingsError, http_url
 from .site import BUSY_TIMEOUT, COMMAND_BUSY_TIMEOUT_MS, Site
 
 DEFAULT_CONFIG = "development.ini"
@@ -261,6 +261,10 @@ def cmd_sync_wordpress(args: argparse.Namespace) -> int | None:
                 "give the WordPress to read: sitemap-server sync-wordpress URL (or set "
                 "sitemap_server.wordpress.url)"
             )
+        try:
+            http_url(url)
+        except ValueError as error:
+            raise CommandError(f"{url}: {error}") from None
         post_pattern = (
             _post_pattern(args.permalinks, "--permalinks")
             if args.permalinks

@@ -600,3 +600,13 @@ def test_a_post_trashed_leaves_the_sitemaps_with_no_listing_of_ids(
     with Session(clean_database) as session:
         assert session.get_one(Post, post["id"]).status == "trash"
     assert url not in listed(documents(client(wsgi_app)), "post")
+
+
+@pytest.mark.parametrize("url", ["not a url", "ftp://127.0.0.1/", "http://"])
+def test_a_url_that_is_no_wordpress_address_is_refused_at_once(cli, url):
+    """Exit 2 in one line, before any request or retry, and nothing recorded."""
+    status, _out, err = cli("sync-wordpress", url)
+    assert status == 2, err
+    assert err == f"sitemap-server: {url}: must be an absolute http(s) URL\n"
+    _status, out, _err = cli("sync-wordpress", "--status")
+    assert json.loads(out) == []
